@@ -1,0 +1,25 @@
+"""Structured prediction for NLP as scikit-learn estimators.
+
+Estimators are imported lazily so that ``import sklearn_structured`` stays
+cheap and a user who needs only the decoders never compiles a parser.
+"""
+
+__version__ = "0.1.0.dev0"
+
+# public name -> submodule that defines it
+_LAZY = {}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

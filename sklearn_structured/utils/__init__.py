@@ -1,0 +1,23 @@
+"""Helpers shared by the estimators: token access, input validation, packing."""
+
+from ._sentences import (
+    Vocabulary,
+    check_dependency_data,
+    check_sentences,
+    check_tagging_data,
+    find_heads_error,
+    pack_ragged,
+    token_field,
+    unpack_ragged,
+)
+
+__all__ = [
+    "Vocabulary",
+    "check_dependency_data",
+    "check_sentences",
+    "check_tagging_data",
+    "find_heads_error",
+    "pack_ragged",
+    "token_field",
+    "unpack_ragged",
+]

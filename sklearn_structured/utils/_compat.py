@@ -1,0 +1,11 @@
+"""The one place that imports private scikit-learn names.
+
+Parameter validation lives in private modules of scikit-learn; keeping the
+imports here means a scikit-learn upgrade that moves them breaks one file,
+loudly, instead of every estimator.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+__all__ = ["Interval", "StrOptions", "_fit_context", "validate_params"]
