@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from _tree_oracle import all_trees, is_projective, is_tree, tree_scores
+from test_decoding_oracle import all_trees, is_projective, is_tree, tree_scores
 from sklearn_structured.kernels import (
     chu_liu_edmonds_argmax,
     chu_liu_edmonds_argmax_batch,
