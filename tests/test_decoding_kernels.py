@@ -181,3 +181,24 @@ def test_eisner_kbest_first_tree_is_the_argmax():
     heads, values = eisner_kbest_kernel(scores, 20)
     assert values[0] == pytest.approx(tree_score(scores, eisner_argmax(scores)))
     assert len({tuple(h) for h in heads}) == 20 and np.all(np.diff(values) <= 0)
+
+
+def test_kernels_are_callable_from_other_numba_code():
+    from numba import njit
+
+    # k and single_root arrive as arguments: literal constants would make numba
+    # compile (and cache) separate literal-typed copies of the kernels
+    @njit
+    def decode_all(scores, k, single_root):
+        projective = eisner_argmax(scores)
+        free = chu_liu_edmonds_argmax(scores, single_root)
+        kbest, values = eisner_kbest_kernel(scores, k)
+        marginals, log_z = eisner_inside_outside(scores)
+        return projective, free, kbest, values, marginals, log_z
+
+    scores = random_scores(7, 11)
+    projective, free, kbest, values, marginals, log_z = decode_all(scores, 3, False)
+    np.testing.assert_array_equal(projective, eisner_argmax(scores))
+    np.testing.assert_array_equal(free, chu_liu_edmonds_argmax(scores, False))
+    np.testing.assert_array_equal(kbest[0], projective)
+    assert log_z == pytest.approx(eisner_inside_outside(scores)[1])
