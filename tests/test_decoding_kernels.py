@@ -202,3 +202,20 @@ def test_kernels_are_callable_from_other_numba_code():
     np.testing.assert_array_equal(free, chu_liu_edmonds_argmax(scores, False))
     np.testing.assert_array_equal(kbest[0], projective)
     assert log_z == pytest.approx(eisner_inside_outside(scores)[1])
+
+
+def test_single_root_chu_liu_edmonds_on_longer_sentences():
+    # independent check beyond enumeration: the best single-root tree is the
+    # best over root children r of the free problem with only 0 -> r allowed
+    rng = np.random.default_rng(7)
+    for n in (12, 30):
+        scores = rng.normal(size=(n + 1, n + 1))
+        best = -np.inf
+        for r in range(1, n + 1):
+            only_r = scores.copy()
+            only_r[0, :] = -np.inf
+            only_r[0, r] = scores[0, r]
+            best = max(best, tree_score(scores, chu_liu_edmonds_argmax(only_r, False)))
+        heads = chu_liu_edmonds_argmax(scores, True)
+        assert is_tree(heads, single_root=True)
+        assert tree_score(scores, heads) == pytest.approx(best, abs=1e-9)

@@ -4,10 +4,10 @@ Same conventions as :mod:`sklearn_structured.kernels.eisner`: ``scores[h, m]``
 is the score of arc h -> m over positions 0..n with 0 the root, the result an
 int64 heads array of length n.
 
-The implementation is Tarjan's (1977) dense O(n^2) form of Chu-Liu-Edmonds
-(Chu & Liu 1965; Edmonds 1967), with the cycle search of Gabow, Galil,
-Spencer & Tarjan (1986): grow a path by following each node's best incoming
-arc backwards; reaching the root (or a finished node) finishes the path,
+The implementation is the dense O(n^2) form of Chu-Liu-Edmonds (Chu & Liu
+1965; Edmonds 1967) due to Tarjan (1977, corrected by Camerini, Fratta &
+Maffioli 1979). Cycles are found by growing a path that follows each node's
+best incoming arc backwards: reaching the root (or a finished node) finishes the path,
 reaching a node already on the path closes a cycle, which is contracted into
 one node. Contracting a cycle C rewrites one row and one column of the score
 matrix in O(|C| n), and the sizes of all cycles sum to less than 2n, so the
@@ -53,8 +53,7 @@ def chu_liu_edmonds_argmax(scores, single_root):
     With ``single_root`` the root gets exactly one child: every root arc is
     lowered by a constant larger than any difference between two trees'
     scores, so the best tree has as few root children as possible (one) and,
-    among those, the highest score (Gabow & Tarjan 1984 use the same
-    reduction). Scores may be ``-inf`` to forbid an arc as long as some tree
+    among those, the highest score. Scores may be ``-inf`` to forbid an arc as long as some tree
     avoids all forbidden arcs.
     """
     n = scores.shape[0] - 1
