@@ -121,7 +121,8 @@ def eisner_kbest(scores, k):
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    heads, tree_scores = eisner_kbest_kernel(_check_scores(scores), int(k))
+    # no sentence the kernel can handle has 2**62 projective trees' worth of memory
+    heads, tree_scores = eisner_kbest_kernel(_check_scores(scores), min(int(k), 2**62))
     return [(heads[i].copy(), float(tree_scores[i])) for i in range(len(tree_scores))]
 
 

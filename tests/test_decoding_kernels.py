@@ -219,3 +219,9 @@ def test_single_root_chu_liu_edmonds_on_longer_sentences():
         heads = chu_liu_edmonds_argmax(scores, True)
         assert is_tree(heads, single_root=True)
         assert tree_score(scores, heads) == pytest.approx(best, abs=1e-9)
+
+
+def test_eisner_kbest_with_k_beyond_the_number_of_trees():
+    scores = random_scores(4, 9)
+    heads, values = eisner_kbest_kernel(scores, 10**12)  # must not reserve memory for k
+    assert len(heads) == len(all_trees(4, projective=True, single_root=True)) == 30

@@ -137,7 +137,32 @@ def _grow(values, rows, need):
 
 
 @njit(cache=True, nogil=True)
-def _request(target, want, k, scores, chart, info, pools, used, stack):
+def _derivation_counts(n):
+    """Number of derivations (subtrees) of every node, as floats (inf when huge)."""
+    size = n + 1
+    counts = np.zeros(4 * size * size + 1)
+    for s in range(1, size):
+        counts[_node(COMPLETE_RIGHT, s, s, size)] = 1.0
+        counts[_node(COMPLETE_LEFT, s, s, size)] = 1.0
+    for width in range(1, n):
+        for s in range(1, size - width):
+            t = s + width
+            for kind in (INCOMPLETE_RIGHT, INCOMPLETE_LEFT, COMPLETE_RIGHT, COMPLETE_LEFT):
+                node = _node(kind, s, t, size)
+                first, last = _edge_range(node, size)
+                total = 0.0
+                for r in range(first, last):
+                    k1, s1, t1, k2, s2, t2 = span_tails(kind, s, t, r)
+                    total += counts[_node(k1, s1, t1, size)] * counts[_node(k2, s2, t2, size)]
+                counts[node] = total
+    goal = 4 * size * size
+    for r in range(1, size):
+        counts[goal] += counts[_node(COMPLETE_LEFT, 1, r, size)] * counts[_node(COMPLETE_RIGHT, r, n, size)]
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def _request(target, want, k, scores, chart, counts, info, pools, used, stack):
     """Make ``target`` hold ``want`` derivations (or all it has), best first.
 
     ``pools`` is ``(d_score, d_rab, h_score, h_rab)``: the derivations (score;
@@ -158,12 +183,14 @@ def _request(target, want, k, scores, chart, info, pools, used, stack):
                 info[v, _DBASE] = 0
                 continue
             first, last = _edge_range(v, size)
-            d_score, d_rab = _grow(d_score, d_rab, used[0] + k)
-            h_score, h_rab = _grow(h_score, h_rab, used[1] + (last - first) + k + 1)
+            # a node never yields more than k derivations, nor more than it has
+            slots = int(min(k, counts[v]))
+            d_score, d_rab = _grow(d_score, d_rab, used[0] + slots)
+            h_score, h_rab = _grow(h_score, h_rab, used[1] + (last - first) + slots + 1)
             info[v, _DBASE] = used[0]
             info[v, _HBASE] = used[1]
-            used[0] += k
-            used[1] += (last - first) + k + 1
+            used[0] += slots
+            used[1] += (last - first) + slots + 1
             base = info[v, _HBASE]
             for r in range(first, last):
                 t1, t2, weight = _edge(v, r, scores, size)
@@ -236,14 +263,16 @@ def eisner_kbest_kernel(scores, k):
     chart, _, _ = eisner_viterbi_chart(scores)
     n_nodes = 4 * size * size + 1
     goal = n_nodes - 1
+    counts = _derivation_counts(n)
+    k = int(min(k, counts[goal]))  # memory stays bounded for any k
     info = np.zeros((n_nodes, 6), dtype=np.int64)
     info[:, _DBASE] = -1
-    initial = 8 * (k + size)
+    initial = 16 * size * size
     pools = (np.empty(initial), np.empty((initial, 3), dtype=np.int64),
              np.empty(initial), np.empty((initial, 3), dtype=np.int64))
     used = np.zeros(2, dtype=np.int64)
     stack = np.empty((4 * size + 8, 2), dtype=np.int64)
-    pools = _request(goal, k, k, scores, chart, info, pools, used, stack)
+    pools = _request(goal, k, k, scores, chart, counts, info, pools, used, stack)
 
     n_trees = info[goal, _COUNT]
     heads = np.zeros((n_trees, n), dtype=np.int64)
@@ -260,7 +289,7 @@ def eisner_kbest_kernel(scores, k):
             if kind <= COMPLETE_LEFT and s == t:
                 continue
             if info[v, _COUNT] <= rank:  # a tail used at rank 0 but never expanded
-                pools = _request(v, rank + 1, k, scores, chart, info, pools, used, stack)
+                pools = _request(v, rank + 1, k, scores, chart, counts, info, pools, used, stack)
             d = info[v, _DBASE] + rank
             r, a, b = pools[1][d, 0], pools[1][d, 1], pools[1][d, 2]
             if kind == 4:
