@@ -283,13 +283,18 @@ def _find_cycle(heads):
 # timing
 
 
-def sentences_per_second(decode, sentences, repeats):
+def sentences_per_second(decode, sentences, repeats, min_seconds=0.2):
+    """Median rate over ``repeats`` timings, each long enough to average out scheduler noise."""
     decode(sentences[:1])  # compile or load from cache
+    start = time.perf_counter()
+    decode(sentences)
+    passes = max(1, int(np.ceil(min_seconds / max(time.perf_counter() - start, 1e-9))))
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        decode(sentences)
-        times.append(time.perf_counter() - start)
+        for _ in range(passes):
+            decode(sentences)
+        times.append((time.perf_counter() - start) / passes)
     return len(sentences) / statistics.median(times)
 
 
@@ -418,8 +423,9 @@ def main():
             f"at end {load_end[0]:.2f}/{load_end[1]:.2f}/{load_end[2]:.2f}, on a 2-core machine shared "
             "with other jobs: absolute rates are noisy, ratios measured in the same run are the figures to read.",
             f"- Random N(0, 1) scores; {args.sentences} sentences per length for n <= 50 and half that for "
-            f"n = 100, k-best on a quarter of them; rates are medians of {args.repeats} repeats after a "
-            "warm-up call. The references are the same recursions written below in bench_decoders.py "
+            f"n = 100, k-best on a quarter of them; rates are medians of {args.repeats} timings of at "
+            "least 0.2 s each (the batch decoded several times over when it is quick) after a warm-up "
+            "call. The references are the same recursions written below in bench_decoders.py "
             "(Python loops over spans, numpy over split points; k-best in plain Python) and run on fewer "
             "sentences; their answers are checked against the kernels'.",
             f"- Chu-Liu-Edmonds comparison: {ufal_note}, which takes `score[m, h]` (the transpose of our "
