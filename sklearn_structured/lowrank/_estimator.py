@@ -26,6 +26,7 @@ from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import (
     DECODER_CLE,
     DECODER_EISNER,
+    nbest_batch,
     predict_batch,
     sentence_arc_scores,
     train_epoch,
@@ -331,23 +332,50 @@ class LowRankTensorParser(BaseEstimator):
         return (self.theta_, self.U_, self.V_, self.W_, float(self.gamma),
                 int(self.n_features), bool(self.use_pos))
 
+    def _in_threads(self, kernel, data, n_sentences, *extra):
+        """Run a batch kernel over contiguous sentence ranges, one per thread."""
+        n_chunks = min(effective_n_jobs(self.n_jobs), max(n_sentences, 1))
+        bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
+        args = (data["form"], data["lemma"], data["tag"], data["ctag"],
+                data["wf_off"], data["wf_idx"], data["wf_val"]) + self._weights() + extra
+        Parallel(n_jobs=n_chunks, prefer="threads")(
+            delayed(kernel)(data["sent_off"], lo, hi, *args)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        )
+
     def predict(self, X):
         """Heads of every sentence (list of int64 arrays, 1-based, 0 = root)."""
         sentences, data = self._predict_data(X)
         n_sentences = len(sentences)
         sent_off = data["sent_off"]
         pred = np.zeros(sent_off[-1] - n_sentences, dtype=np.int64)
-        n_chunks = min(effective_n_jobs(self.n_jobs), max(n_sentences, 1))
-        bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
-        args = (data["form"], data["lemma"], data["tag"], data["ctag"],
-                data["wf_off"], data["wf_idx"], data["wf_val"]) + self._weights()
-        decoder = _DECODERS[self.decoder]
-        Parallel(n_jobs=n_chunks, prefer="threads")(
-            delayed(predict_batch)(sent_off, lo, hi, *args, decoder, pred)
-            for lo, hi in zip(bounds[:-1], bounds[1:])
-        )
+        self._in_threads(predict_batch, data, n_sentences, _DECODERS[self.decoder], pred)
         token_off = sent_off - np.arange(n_sentences + 1)
         return [pred[token_off[s]:token_off[s + 1]].copy() for s in range(n_sentences)]
+
+    def predict_nbest(self, X, k):
+        """The ``k`` best projective trees of every sentence, best first.
+
+        Returns, per sentence, a list of ``(heads, score)`` pairs (fewer than
+        ``k`` when the sentence has fewer projective trees); ``score`` is the
+        sum of the tree's arc scores. Uses projective k-best decoding
+        (Eisner hypergraph) whatever ``decoder`` is.
+        """
+        if not isinstance(k, Integral) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        sentences, data = self._predict_data(X)
+        n_sentences = len(sentences)
+        sent_off = data["sent_off"]
+        heads = np.zeros((k, sent_off[-1] - n_sentences), dtype=np.int64)
+        scores = np.zeros((n_sentences, k))
+        counts = np.zeros(n_sentences, dtype=np.int64)
+        self._in_threads(nbest_batch, data, n_sentences, int(k), heads, scores, counts)
+        token_off = sent_off - np.arange(n_sentences + 1)
+        return [
+            [(heads[j, token_off[s]:token_off[s + 1]].copy(), float(scores[s, j]))
+             for j in range(counts[s])]
+            for s in range(n_sentences)
+        ]
 
     def arc_scores(self, sentence):
         """Arc score matrix of one sentence: ``scores[h, m]`` for h in 0..n, m in 1..n.

@@ -22,7 +22,7 @@ instances, and the average over T instances is ``w - acc / T``.
 import numpy as np
 from numba import njit
 
-from ..kernels import chu_liu_edmonds_argmax, eisner_argmax
+from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
 
 DECODER_CLE = 0
@@ -344,3 +344,25 @@ def predict_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx,
                                      theta, U, V, W, gamma, n_features, use_pos)
         lo = start - s
         pred_out[lo:lo + n] = decode(scores, decoder)
+
+
+@njit(cache=True, nogil=True)
+def nbest_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                theta, U, V, W, gamma, n_features, use_pos, k, heads_out, scores_out, counts):
+    """The k best projective trees of sentences ``first..last-1``.
+
+    Tree j of sentence s goes to ``heads_out[j]`` at the sentence's token
+    range (as in :func:`predict_batch`), its score to ``scores_out[s, j]``;
+    ``counts[s]`` is the number of trees found (fewer than k for tiny sentences).
+    """
+    for s in range(first, last):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        scores = sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                                     theta, U, V, W, gamma, n_features, use_pos)
+        trees, tree_scores = eisner_kbest_kernel(scores, k)
+        lo = start - s
+        counts[s] = len(tree_scores)
+        for j in range(len(tree_scores)):
+            heads_out[j, lo:lo + n] = trees[j]
+            scores_out[s, j] = tree_scores[j]
