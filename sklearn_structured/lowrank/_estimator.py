@@ -32,6 +32,8 @@ from ._kernels import (
     train_epoch,
 )
 
+# word features seen fewer times in the first training data get no column of U, V
+MIN_WORD_FEATURE_COUNT = 1
 _DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
 _PARAMETERS = ("theta", "U", "V", "W")
 
@@ -169,7 +171,8 @@ class LowRankTensorParser(BaseEstimator):
             self.vector_vocabulary_ = None
             self.word_vector_table_ = np.zeros((FIELD_OFFSET, 0))
         encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
-        self.word_feature_table_ = np.unique(self._word_hashes(encoded)[1])
+        hashes, counts = np.unique(self._word_hashes(encoded)[1], return_counts=True)
+        self.word_feature_table_ = hashes[counts >= MIN_WORD_FEATURE_COUNT]
         self.n_word_features_ = len(self.word_feature_table_) + 3 * self.word_vector_table_.shape[1]
         return encoded
 

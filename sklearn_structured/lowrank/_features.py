@@ -50,9 +50,12 @@ T_POSP_POS, T_POS_POSN, T_POS_LEMMA, T_MORPH_LEMMA, T_POS_TRIGRAM = 12, 13, 14, 
 # MST arc templates (phi_{h->m}).
 A_HW_HP, A_HW, A_HP, A_MW_MP, A_MW, A_MP = 31, 32, 33, 34, 35, 36
 A_HW_HP_MW_MP, A_HP_MW_MP, A_HW_MW_MP, A_HW_HP_MP, A_HW_HP_MW = 37, 38, 39, 40, 41
-A_HW_MW, A_HP_MP, A_HC_MC, A_HL_ML, A_HW_MP, A_HP_MW = 42, 43, 44, 45, 46, 47
+A_HW_MW, A_HP_MP, A_HL_ML, A_HW_MP, A_HP_MW = 42, 43, 45, 46, 47
 A_BETWEEN = 48
 A_SURR_HN_MP, A_SURR_HP_MP, A_SURR_HN_MN, A_SURR_HP_MN = 49, 50, 51, 52
+A_BACKOFF_HP, A_BACKOFF_HN, A_BACKOFF_MP, A_BACKOFF_MN = 53, 54, 55, 56
+A_HL_HP, A_ML_MP, A_HL_ML_MP, A_HL_HP_ML, A_HL_MP, A_HP_ML = 57, 58, 59, 60, 61, 62
+COARSE_SHIFT = 100  # the tag templates again over coarse tags: numbers + 100
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -164,15 +167,54 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
 @njit(cache=True, nogil=True)
 def max_arc_features(n):
     """Capacity of the buffer :func:`arc_feature_ids` writes for a sentence of n tokens."""
-    return 2 * (20 + n)
+    return 2 * (4 + 6 + 2 * (21 + n))
+
+
+@njit(cache=True, nogil=True)
+def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj, n_features):
+    """The MST tag templates over one tag set (template numbers moved by ``shift``)."""
+    hp = tags[start + h]
+    mp = tags[start + m]
+    hpp = _field_at(tags, start, n, h - 1)
+    hpn = _field_at(tags, start, n, h + 1)
+    mpp = _field_at(tags, start, n, m - 1)
+    mpn = _field_at(tags, start, n, m + 1)
+    out[k] = feature_hash(shift + A_HW_HP, hw, hp, conj, 0, 0) % n_features
+    out[k + 1] = feature_hash(shift + A_HP, hp, conj, 0, 0, 0) % n_features
+    out[k + 2] = feature_hash(shift + A_MW_MP, mw, mp, conj, 0, 0) % n_features
+    out[k + 3] = feature_hash(shift + A_MP, mp, conj, 0, 0, 0) % n_features
+    out[k + 4] = feature_hash(shift + A_HW_HP_MW_MP, hw, hp, mw, mp, conj) % n_features
+    out[k + 5] = feature_hash(shift + A_HP_MW_MP, hp, mw, mp, conj, 0) % n_features
+    out[k + 6] = feature_hash(shift + A_HW_MW_MP, hw, mw, mp, conj, 0) % n_features
+    out[k + 7] = feature_hash(shift + A_HW_HP_MP, hw, hp, mp, conj, 0) % n_features
+    out[k + 8] = feature_hash(shift + A_HW_HP_MW, hw, hp, mw, conj, 0) % n_features
+    out[k + 9] = feature_hash(shift + A_HP_MP, hp, mp, conj, 0, 0) % n_features
+    out[k + 10] = feature_hash(shift + A_HW_MP, hw, mp, conj, 0, 0) % n_features
+    out[k + 11] = feature_hash(shift + A_HP_MW, hp, mw, conj, 0, 0) % n_features
+    out[k + 12] = feature_hash(shift + A_SURR_HN_MP, hp, hpn, mpp, mp, conj) % n_features
+    out[k + 13] = feature_hash(shift + A_SURR_HP_MP, hpp, hp, mpp, mp, conj) % n_features
+    out[k + 14] = feature_hash(shift + A_SURR_HN_MN, hp, hpn, mp, mpn, conj) % n_features
+    out[k + 15] = feature_hash(shift + A_SURR_HP_MN, hpp, hp, mp, mpn, conj) % n_features
+    # back-offs of the surrounding templates: one of the four tags dropped
+    out[k + 16] = feature_hash(shift + A_BACKOFF_HP, hpp, hp, mp, conj, 0) % n_features
+    out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0) % n_features
+    out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0) % n_features
+    out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0) % n_features
+    k += 20
+    for b in range(min(h, m) + 1, max(h, m)):
+        out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0) % n_features
+        k += 1
+    return k
 
 
 @njit(cache=True, nogil=True)
 def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, out):
     """Write the theta indices of phi_{h->m} into ``out``; return how many.
 
-    Every template is emitted twice, alone and conjoined with the arc's
-    direction-and-distance bucket, as in the MST parser.
+    McDonald et al.'s (2005) first-order templates over forms and the fine
+    tags, repeated over the coarse tags and partly over lemmas; every one is
+    emitted twice, alone and conjoined with the arc's direction and binned
+    distance, as in the MST parser.
     """
     dd = arc_bucket(h, m) + 1
     hw = form[start + h]
@@ -187,41 +229,19 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0) % n_features
         out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0) % n_features
         k += 4
-    if not use_pos:
-        return k
-    hp = tag[start + h]
-    mp = tag[start + m]
-    hc = ctag[start + h]
-    mc = ctag[start + m]
-    hpp = _field_at(tag, start, n, h - 1)
-    hpn = _field_at(tag, start, n, h + 1)
-    mpp = _field_at(tag, start, n, m - 1)
-    mpn = _field_at(tag, start, n, m + 1)
-    for rep in range(2):
-        conj = dd if rep else 0
-        out[k] = feature_hash(A_HW_HP, hw, hp, conj, 0, 0) % n_features
-        out[k + 1] = feature_hash(A_HP, hp, conj, 0, 0, 0) % n_features
-        out[k + 2] = feature_hash(A_MW_MP, mw, mp, conj, 0, 0) % n_features
-        out[k + 3] = feature_hash(A_MP, mp, conj, 0, 0, 0) % n_features
-        out[k + 4] = feature_hash(A_HW_HP_MW_MP, hw, hp, mw, mp, conj) % n_features
-        out[k + 5] = feature_hash(A_HP_MW_MP, hp, mw, mp, conj, 0) % n_features
-        out[k + 6] = feature_hash(A_HW_MW_MP, hw, mw, mp, conj, 0) % n_features
-        out[k + 7] = feature_hash(A_HW_HP_MP, hw, hp, mp, conj, 0) % n_features
-        out[k + 8] = feature_hash(A_HW_HP_MW, hw, hp, mw, conj, 0) % n_features
-        out[k + 9] = feature_hash(A_HP_MP, hp, mp, conj, 0, 0) % n_features
-        out[k + 10] = feature_hash(A_HC_MC, hc, mc, conj, 0, 0) % n_features
-        out[k + 11] = feature_hash(A_HW_MP, hw, mp, conj, 0, 0) % n_features
-        out[k + 12] = feature_hash(A_HP_MW, hp, mw, conj, 0, 0) % n_features
-        out[k + 13] = feature_hash(A_SURR_HN_MP, hp, hpn, mpp, mp, conj) % n_features
-        out[k + 14] = feature_hash(A_SURR_HP_MP, hpp, hp, mpp, mp, conj) % n_features
-        out[k + 15] = feature_hash(A_SURR_HN_MN, hp, hpn, mp, mpn, conj) % n_features
-        out[k + 16] = feature_hash(A_SURR_HP_MN, hpp, hp, mp, mpn, conj) % n_features
-        k += 17
-        lo = min(h, m)
-        hi = max(h, m)
-        for b in range(lo + 1, hi):
-            out[k] = feature_hash(A_BETWEEN, hp, tag[start + b], mp, conj, 0) % n_features
-            k += 1
+        if not use_pos:
+            continue
+        hp = tag[start + h]
+        mp = tag[start + m]
+        out[k] = feature_hash(A_HL_HP, hl, hp, conj, 0, 0) % n_features
+        out[k + 1] = feature_hash(A_ML_MP, ml, mp, conj, 0, 0) % n_features
+        out[k + 2] = feature_hash(A_HL_ML_MP, hl, ml, mp, conj, 0) % n_features
+        out[k + 3] = feature_hash(A_HL_HP_ML, hl, hp, ml, conj, 0) % n_features
+        out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0) % n_features
+        out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0) % n_features
+        k += 6
+        k = _tag_templates(out, k, 0, start, n, h, m, hw, mw, tag, conj, n_features)
+        k = _tag_templates(out, k, COARSE_SHIFT, start, n, h, m, hw, mw, ctag, conj, n_features)
     return k
 
 
