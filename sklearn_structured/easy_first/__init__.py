@@ -1,0 +1,1 @@
+"""Easy-first dependency parsing and POS tagging with beam search (Ma et al., 2013)."""
