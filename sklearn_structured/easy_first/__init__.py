@@ -1,1 +1,5 @@
 """Easy-first dependency parsing and POS tagging with beam search (Ma et al., 2013)."""
+
+from ._parser import EasyFirstBeamParser
+
+__all__ = ["EasyFirstBeamParser"]

@@ -335,6 +335,8 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
             _refresh_scores(pend[nxt, k], new_r, j - 3, j + 2, words, tags, vl[nxt, k],
                             vr[nxt, k], lc[nxt, k], rc[nxt, k], W, mask, cache[nxt, k], feats)
         n_items = count
+        if train and best_c_b < 0:
+            return False  # a non-projective gold tree: no correct action exists, no update
         if train and (not any_correct or step == n - 2):
             final = step == n - 2
             if any_correct and final and correct[nxt, 0]:
