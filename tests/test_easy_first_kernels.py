@@ -67,11 +67,20 @@ def _all_sequences(state, words, tags, W, prefix=(), score=0.0):
                                   score + state.score(j, a, words, tags, W))
 
 
-def _parse(words, tags, W, beam):
+def _run(words, tags, gold, W, U, beam, train):
     n = len(words)
+    n_children = np.bincount(gold[gold >= 0], minlength=n).astype(np.int64)
     heads = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
-    pk.parse_batch(words, tags, np.array([0, n]), W, MASK, beam, heads, order)
+    records = np.zeros((1, 5))
+    clean = pk.run_batch(words, tags, gold, n_children, np.array([0, n]), np.array([0]), W, U,
+                         np.zeros(1), MASK, beam, train, heads, order, records)
+    return heads, order, clean == 1, records[0]
+
+
+def _parse(words, tags, W, beam):
+    gold = np.zeros(len(words), np.int64)
+    heads, order, _, _ = _run(words, tags, gold, W, W, beam, False)
     return heads, order
 
 
@@ -182,12 +191,7 @@ def _sequence_score(actions, n, words, tags, W):
 
 
 def _train_one(words, tags, gold, W, beam):
-    n = len(words)
-    n_children = np.bincount(gold[gold >= 0], minlength=n).astype(np.int64)
-    U = np.zeros_like(W)
-    record = np.zeros(5)
-    ok = pk.beam_parse(words, tags, gold, n_children, W, U, 1.0, MASK, beam, True,
-                       np.empty(n, np.int64), np.empty(n, np.int64), record)
+    _, _, ok, record = _run(words, tags, gold, W, np.zeros_like(W), beam, True)
     return ok, record
 
 

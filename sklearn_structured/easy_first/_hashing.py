@@ -20,7 +20,7 @@ UNTAGGED = -4  # the tagger has not yet tagged that word
 MISSING = -5  # the token has no value in that field (e.g. a str token has no POS)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def feature_index(template, a, b, c, d, mask):
     """Slot of feature ``(template, a, b, c, d)`` in a weight table of ``mask + 1`` rows."""
     h = np.int64(template) * np.int64(_PRIME) + np.int64(40503)

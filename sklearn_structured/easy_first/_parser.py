@@ -149,8 +149,10 @@ class EasyFirstBeamParser(EasyFirstBase):
 
     def _run_epoch(self, data, order, W, U, counter, records):
         words, tags, gold, n_children, offsets = data
-        return kernels.train_epoch(words, tags, gold, n_children, offsets, order, W, U, counter,
-                                   np.int64(W.shape[0] - 1), self.beam_size, records)
+        scratch = np.empty(len(words), np.int64)
+        return kernels.run_batch(words, tags, gold, n_children, offsets, order, W, U, counter,
+                                 np.int64(W.shape[0] - 1), self.beam_size, True, scratch,
+                                 np.empty_like(scratch), records)
 
     def _parse(self, X):
         sentences = check_sentences(X)
@@ -162,8 +164,10 @@ class EasyFirstBeamParser(EasyFirstBase):
             words, tags, offsets = _encode_sentences(chunk, self.pos)
             heads = np.empty(len(words), np.int64)
             order = np.empty(len(words), np.int64)
-            kernels.parse_batch(words, tags, offsets, W, np.int64(W.shape[0] - 1),
-                                self.beam_size, heads, order)
+            unused = np.zeros(len(words), np.int64)
+            kernels.run_batch(words, tags, unused, unused, offsets, np.arange(len(chunk)), W, W,
+                              np.zeros(1), np.int64(W.shape[0] - 1), self.beam_size, False,
+                              heads, order, np.zeros((len(chunk), 5)))
             return [(heads[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 

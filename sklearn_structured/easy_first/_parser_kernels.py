@@ -23,6 +23,7 @@ sum ``U`` of ``c * delta`` over all updates, so that the averaged weights are
 import numpy as np
 from numba import njit
 
+from ._beam import offer_candidate
 from ._hashing import NO_CHILD, OUTSIDE, feature_index
 
 LEFT = 0
@@ -30,7 +31,7 @@ RIGHT = 1
 N_FEATURES = 92  # templates per position; see parser_features
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _child_value(values, child):
     return values[child] if child >= 0 else NO_CHILD
 
@@ -195,25 +196,6 @@ def _refresh_scores(pend, r, lo, hi, words, tags, vl, vr, lc, rc, W, mask, cache
         cache[pend[q], RIGHT] = s_right
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _offer(score, b, j, a, top_score, top_b, top_j, top_a, count, size):
-    """Insert a candidate into the descending top-``size`` list; ties keep the earlier one."""
-    if count == size and score <= top_score[size - 1]:
-        return count
-    pos = count if count < size else size - 1
-    while pos > 0 and top_score[pos - 1] < score:
-        top_score[pos] = top_score[pos - 1]
-        top_b[pos] = top_b[pos - 1]
-        top_j[pos] = top_j[pos - 1]
-        top_a[pos] = top_a[pos - 1]
-        pos -= 1
-    top_score[pos] = score
-    top_b[pos] = b
-    top_j[pos] = j
-    top_a[pos] = a
-    return count + 1 if count < size else size
-
-
 @njit(cache=True, nogil=True)
 def _update_sequence(hist, length, delta, words, tags, W, U, counter, mask):
     """Add ``delta`` times the features of the action sequence ``hist[:length]`` to W (and U)."""
@@ -278,7 +260,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
 
     for w in range(n):
         pend[0, 0, w] = w
-    _refresh_scores(pend[0, 0], n, 0, n - 1, words, tags, vl[0, 0], vr[0, 0], lc[0, 0],
+    _refresh_scores(pend[0, 0], n, np.int64(0), n - 1, words, tags, vl[0, 0], vr[0, 0], lc[0, 0],
                     rc[0, 0], W, mask, cache[0, 0], feats)
     correct[0, 0] = True
     n_items = 1
@@ -298,7 +280,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
                     if (a == LEFT and j == 0) or (a == RIGHT and j == r - 1):
                         continue
                     cand = score[cur, b] + cache[cur, b, w, a]
-                    count = _offer(cand, b, j, a, top_score, top_b, top_j, top_a, count, s)
+                    count = offer_candidate(cand, b, j, a, top_score, top_b, top_j, top_a, count, s)
                     if train and correct[cur, b] and cand > best_c and action_is_correct(
                         pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads,
                         gold_n_children,
@@ -360,36 +342,24 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
 
 
 @njit(cache=True, nogil=True)
-def train_epoch(words, tags, gold_heads, gold_n_children, offsets, sentence_order, W, U,
-                counter, mask, beam_size, records):
-    """One perceptron pass over the sentences in ``sentence_order``.
+def run_batch(words, tags, gold_heads, gold_n_children, offsets, sentence_order, W, U, counter,
+              mask, beam_size, train, heads_out, order_out, records):
+    """Parse (``train=False``) or train on (``train=True``) the sentences in ``sentence_order``.
 
-    ``counter`` (a length-1 array) counts the sentences seen so far, for the
-    averaging. ``records[i]`` gets the update record of sentence i (see
-    :func:`beam_parse`). Returns the number of sentences needing no update.
+    Training is one perceptron pass: ``counter`` (a length-1 array) counts the
+    sentences seen, for the averaging, and ``records[i]`` gets the update
+    record of sentence i (see :func:`beam_parse`). Prediction ignores the gold
+    arrays, ``U`` and ``counter``. Returns the number of sentences that needed
+    no update. One entry point for both keeps a single compilation.
     """
     n_clean = 0
-    heads_buf = np.empty(words.shape[0], np.int64)
-    order_buf = np.empty(words.shape[0], np.int64)
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
-        counter[0] += 1.0
-        ok = beam_parse(words[lo:hi], tags[lo:hi], gold_heads[lo:hi], gold_n_children[lo:hi],
-                        W, U, counter[0], mask, beam_size, True, heads_buf[lo:hi],
-                        order_buf[lo:hi], records[i])
-        if ok:
+        if train:
+            counter[0] += 1.0
+        if beam_parse(words[lo:hi], tags[lo:hi], gold_heads[lo:hi], gold_n_children[lo:hi],
+                      W, U, counter[0], mask, beam_size, train, heads_out[lo:hi],
+                      order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean
-
-
-@njit(cache=True, nogil=True)
-def parse_batch(words, tags, offsets, W, mask, beam_size, heads_out, order_out):
-    """Parse every sentence with the fixed weights ``W`` (Algorithm 1)."""
-    dummy = np.zeros(0, np.int64)
-    record = np.zeros(5)
-    for i in range(offsets.shape[0] - 1):
-        lo = offsets[i]
-        hi = offsets[i + 1]
-        beam_parse(words[lo:hi], tags[lo:hi], dummy, dummy, W, W, 0.0, mask, beam_size, False,
-                   heads_out[lo:hi], order_out[lo:hi], record)
