@@ -14,7 +14,7 @@ from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 
 _AFFIX_LENGTHS = (1, 2, 3, 4)
-N_STATIC = 15  # static feature templates per token, see _word_features / _encode
+N_STATIC = 17  # static feature templates per token, see _word_features / _encode
 
 
 def _shape(form):
@@ -44,8 +44,10 @@ def _sentence_features(sentence):
     out = []
     for j, form in enumerate(forms):
         feats = _word_features(form)
-        for name, q in (("w-1=", j - 1), ("w+1=", j + 1), ("w-2=", j - 2), ("w+2=", j + 2)):
-            feats.append(name + (lower[q] if 0 <= q < n else "<s>"))
+        context = [lower[q] if 0 <= q < n else "<s>" for q in (j - 2, j - 1, j + 1, j + 2)]
+        feats += ["w-2=" + context[0], "w-1=" + context[1], "w+1=" + context[2],
+                  "w+2=" + context[3], "w-1w=" + context[1] + " " + lower[j],
+                  "ww+1=" + lower[j] + " " + context[2]]
         out.append(feats)
     return out
 
