@@ -1,6 +1,5 @@
 """Oracle tests of the easy-first numba kernels against brute-force enumeration."""
 
-import itertools
 
 import numpy as np
 import pytest

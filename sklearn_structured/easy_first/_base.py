@@ -34,9 +34,7 @@ class EasyFirstBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
         tags.target_tags.required = False
-        tags.non_deterministic = False
         return tags
 
     # --- subclass hooks -------------------------------------------------

@@ -1,4 +1,4 @@
-"""Integer feature hashing shared by the easy-first parser and tagger kernels.
+"""Integer feature hashing for the easy-first parser kernels.
 
 A feature is a template id plus up to four integer values (hashed word or tag
 ids, counts, sentinels). It is mixed into one 64-bit integer with wrapping
@@ -16,7 +16,6 @@ _PRIME = 1099511628211  # the 64-bit FNV prime; fits in int64, wraps on overflow
 # Sentinel values (token ids are crc32 values, so never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
 NO_CHILD = -3  # the partial tree has no child on that side
-UNTAGGED = -4  # the tagger has not yet tagged that word
 MISSING = -5  # the token has no value in that field (e.g. a str token has no POS)
 
 

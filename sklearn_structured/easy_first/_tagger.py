@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from numbers import Integral
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import TransformerMixin, clone
 from sklearn.model_selection import KFold
 
@@ -106,7 +107,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         One line per epoch: seconds, updates, training sentences tagged
         correctly, validation accuracy when ``eval_set`` is given.
     n_jobs : int, default=None
-        Threads used by ``predict`` and the folds of ``fit_transform``.
+        Threads used by ``predict`` and by the folds of ``fit_transform``
+        (the kernels release the GIL). Training one model is sequential.
 
     Attributes
     ----------
@@ -279,11 +281,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.fit(sentences, tags, **fit_params)
         folds = KFold(n_splits=min(self.n_folds, len(sentences)), shuffle=True,
                       random_state=self.shuffle_seed_)
+
+        def tag_fold(train, held_out):
+            model = clone(self).set_params(n_jobs=None)
+            model.fit([sentences[i] for i in train], [tags[i] for i in train])
+            return held_out, model.transform([sentences[i] for i in held_out])
+
+        # the kernels release the GIL, so folds train in parallel threads
+        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(tag_fold)(train, held_out) for train, held_out in folds.split(sentences)
+        )
         out = [None] * len(sentences)
-        for train, held_out in folds.split(sentences):
-            model = clone(self).fit([sentences[i] for i in train], [tags[i] for i in train])
-            for i, tagged in zip(held_out, model.transform([sentences[i] for i in held_out])):
-                out[i] = tagged
+        for held_out, tagged in results:
+            for i, sentence in zip(held_out, tagged):
+                out[i] = sentence
         return out
 
     def score(self, X, y=None):
