@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_structured.easy_first import _parser_kernels as pk
+from sklearn_structured.easy_first import _tagger_kernels as tk
 from sklearn_structured.utils import find_heads_error
 
 MASK = (1 << 12) - 1
@@ -261,3 +262,73 @@ def test_repeated_updates_learn_every_tree_of_a_sentence(beam):
                 break
         heads, _ = _parse(words, tags, W, beam)
         assert np.array_equal(heads, gold + 1)
+
+
+# --- tagger ----------------------------------------------------------------------
+
+def _tagger_problem(rng, n, n_tags, n_static_rows=30, k=3):
+    static_rows = rng.integers(0, n_static_rows, size=(n, k)).astype(np.int64)
+    rows = n_static_rows + tk.n_dynamic_rows(n_tags)
+    return static_rows, rng.normal(size=(rows, n_tags)), n_static_rows
+
+
+def _tag_action_score(static_rows, tags, j, t, W, n_tags, base):
+    rows = np.empty(tk.N_DYNAMIC, np.int64)
+    tk.dynamic_rows(tags, j, n_tags, base, rows)
+    static = sum(W[r, t] for r in static_rows[j] if r > 0)
+    return static + W[rows, t].sum()
+
+
+def _all_taggings(static_rows, W, n_tags, base, tags=None, score=0.0):
+    n = len(static_rows)
+    tags = np.full(n, -1, np.int64) if tags is None else tags
+    if np.all(tags >= 0):
+        yield score, tags.copy()
+        return
+    for j in np.flatnonzero(tags < 0):
+        for t in range(n_tags):
+            gain = _tag_action_score(static_rows, tags, j, t, W, n_tags, base)
+            tags[j] = t
+            yield from _all_taggings(static_rows, W, n_tags, base, tags, score + gain)
+            tags[j] = -1
+
+
+def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train):
+    n = len(static_rows)
+    tags = np.empty(n, np.int64)
+    order = np.empty(n, np.int64)
+    records = np.zeros((1, 5))
+    clean = tk.run_batch(static_rows, gold, np.array([0, n]), np.array([0]), W, U, np.zeros(1),
+                         n_tags, base, beam, train, tags, order, records)
+    return tags, order, clean == 1, records[0]
+
+
+@pytest.mark.parametrize("n, n_tags", [(1, 3), (2, 2), (3, 2), (3, 3)])
+def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags):
+    rng = np.random.default_rng(100 + n)
+    for _ in range(3):
+        static_rows, W, base = _tagger_problem(rng, n, n_tags)
+        results = list(_all_taggings(static_rows, W, n_tags, base))
+        best_score, best_tags = max(results, key=lambda x: x[0])
+        gold = np.zeros(n, np.int64)
+        tags, order, _, _ = _run_tagger(static_rows, gold, W, W, n_tags, base, len(results), False)
+        assert np.array_equal(tags, best_tags)
+        assert sorted(order) == list(range(n))
+
+
+def test_tagger_updates_are_valid_and_learn_the_gold_tags():
+    rng = np.random.default_rng(7)
+    n, n_tags = 6, 4
+    static_rows, _, base = _tagger_problem(rng, n, n_tags)
+    static_rows[:, 0] = np.arange(1, n + 1)  # a distinct feature per word: separable
+    gold = rng.integers(0, n_tags, size=n).astype(np.int64)
+    for beam in (1, 3):
+        W = np.zeros((base + tk.n_dynamic_rows(n_tags), n_tags))
+        U = np.zeros_like(W)
+        for _ in range(40):
+            _, _, ok, record = _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True)
+            assert record[1] <= record[2] + 1e-9
+            if ok:
+                break
+        tags, _, _, _ = _run_tagger(static_rows, gold, W, W, n_tags, base, beam, False)
+        assert np.array_equal(tags, gold)
