@@ -61,7 +61,7 @@ class EasyFirstBase(BaseEstimator):
         self.n_invalid_updates_ = 0
         self.update_records_ = np.zeros((0, 5))
 
-    def _train(self, sentences, targets, n_epochs, eval_set):
+    def _train(self, sentences, targets, n_epochs, X_val, y_val):
         data = self._encode_training(sentences, targets)
         n = len(sentences)
         records = np.zeros((n, 5))
@@ -86,8 +86,8 @@ class EasyFirstBase(BaseEstimator):
                     f"{time.perf_counter() - started:.1f} s, {int(updated.sum())} updates, "
                     f"training sentences correct {n_clean / max(n, 1):.4f}"
                 )
-                if eval_set is not None:
-                    line += f", validation score {self._validation_score(*eval_set):.4f}"
+                if X_val is not None:
+                    line += f", validation score {self._validation_score(X_val, y_val):.4f}"
                 print(line, flush=True)
         return self
 

@@ -60,7 +60,7 @@ class EasyFirstBeamParser(EasyFirstBase):
         Seeds the shuffling of the training sentences before every epoch.
     verbose : int, default=0
         Print one line per epoch: seconds, updates, training sentences
-        parsed correctly, and the validation UAS when ``eval_set`` is given.
+        parsed correctly, and the validation UAS when ``X_val`` is given.
     n_jobs : int, default=None
         Threads used by ``predict`` (the kernels release the GIL). Training
         is sequential, as the perceptron is.
@@ -108,7 +108,7 @@ class EasyFirstBeamParser(EasyFirstBase):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, eval_set=None):
+    def fit(self, X, y, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes over ``(X, y)`` from zero weights.
 
         Parameters
@@ -119,20 +119,20 @@ class EasyFirstBeamParser(EasyFirstBase):
         y : list of 1-D int arrays
             Gold heads, 1-based, 0 for the root; trees must be projective to
             be reachable (non-projective arcs simply stay unlearnt).
-        eval_set : tuple (X_val, y_val), optional
-            Reported in the verbose line after every epoch.
+        X_val, y_val : validation sentences and targets, optional
+            Scored after every epoch for the verbose line.
         """
         sentences, heads = check_dependency_data(X, y)
         self._init_state(sentences, heads)
-        return self._train(sentences, heads, self.n_epochs, eval_set)
+        return self._train(sentences, heads, self.n_epochs, X_val, y_val)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, *, eval_set=None):
+    def partial_fit(self, X, y, *, X_val=None, y_val=None):
         """One more epoch over ``(X, y)``, continuing from the current weights."""
         sentences, heads = check_dependency_data(X, y)
         if not hasattr(self, "weights_"):
             self._init_state(sentences, heads)
-        return self._train(sentences, heads, 1, eval_set)
+        return self._train(sentences, heads, 1, X_val, y_val)
 
     def _start(self, sentences, heads):
         return 1 << self.hash_bits, 2

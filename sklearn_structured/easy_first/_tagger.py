@@ -105,7 +105,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         Seeds the shuffling of the training sentences and the folds.
     verbose : int, default=0
         One line per epoch: seconds, updates, training sentences tagged
-        correctly, validation accuracy when ``eval_set`` is given.
+        correctly, validation accuracy when ``X_val`` is given.
     n_jobs : int, default=None
         Threads used by ``predict`` and by the folds of ``fit_transform``
         (the kernels release the GIL). Training one model is sequential.
@@ -216,7 +216,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, eval_set=None):
+    def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes from zero weights.
 
         Parameters
@@ -224,20 +224,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         X : list of sentences
         y : list of tag sequences, optional
             Without it the tags come from each token's ``target`` field.
-        eval_set : tuple (X_val, y_val), optional
-            Reported in the verbose line after every epoch.
+        X_val, y_val : validation sentences and targets, optional
+            Scored after every epoch for the verbose line.
         """
         sentences, tags = self._gold_tags(X, y)
         self._init_state(sentences, tags)
-        return self._train(sentences, tags, self.n_epochs, eval_set)
+        return self._train(sentences, tags, self.n_epochs, X_val, y_val)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, eval_set=None):
+    def partial_fit(self, X, y=None, *, X_val=None, y_val=None):
         """One more epoch; the tag set and features are fixed by the first call."""
         sentences, tags = self._gold_tags(X, y)
         if not hasattr(self, "weights_"):
             self._init_state(sentences, tags)
-        return self._train(sentences, tags, 1, eval_set)
+        return self._train(sentences, tags, 1, X_val, y_val)
 
     def _tag(self, X):
         sentences = check_sentences(X)
