@@ -1,0 +1,246 @@
+"""Benchmark of EasyFirstBeamParser and EasyFirstBeamTagger (issue 4, bars 1-6).
+
+Parts (run any subset with ``--parts``; each stores its figures in
+``--store``/easy_first_<part>.json, and every run rewrites the ``easy_first``
+section of RESULTS.md from all stored parts):
+
+- ``parser``: UD English EWT, gold POS, train on train, UAS (no punctuation)
+  and complete match on test for beam 1, 2, 4, 8 with sentences and tokens
+  per second on one core (bars 1 and 2) and the count of invalid updates
+  made during training (bar 3).
+- ``tagger``: EWT XPOS accuracy at beam 1 and 5, speed, and sklearn-crfsuite
+  trained on the same static features when it is installed (bar 4).
+- ``pipeline``: tagger + parser from raw words with jackknifed training tags
+  against the same parser with gold tags (bar 5).
+- ``second``: Portuguese Bosque, beam 1 vs 8 (bar 6).
+
+Run with ``NUMBA_NUM_THREADS=1``; speed is the whole ``predict`` call
+(feature encoding in Python included), best of ``--repeats`` timings, and the
+load average at that moment is recorded since the machine may be shared.
+"""
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sklearn_structured.datasets import load_ud_treebank
+from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
+from sklearn_structured.easy_first._tagger import _sentence_features
+from sklearn_structured.metrics import attachment_score, token_accuracy
+
+try:
+    from _results import markdown_table, write_section
+except ImportError:  # run as a module from the repository root
+    from benchmarks._results import markdown_table, write_section
+
+PARTS = ("parser", "tagger", "pipeline", "second")
+
+
+def timed_predict(model, X, repeats):
+    """Best wall time of ``repeats`` predictions and the load average then."""
+    best = np.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        prediction = model.predict(X)
+        best = min(best, time.perf_counter() - started)
+    return prediction, best, os.getloadavg()[0]
+
+
+def parse_figures(train, test, beams, n_epochs, repeats, pos):
+    (X, y), (Xt, yt) = train, test
+    n_tokens = sum(map(len, Xt))
+    rows = []
+    for beam in beams:
+        started = time.perf_counter()
+        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=n_epochs, pos=pos, random_state=0,
+                                     verbose=1).fit(X, y)
+        train_seconds = time.perf_counter() - started
+        heads, seconds, load = timed_predict(parser, Xt, repeats)
+        scores = attachment_score(yt, heads, X=Xt, return_all=True)
+        rows.append({
+            "beam": beam, "uas": scores.uas, "complete": scores.complete_match,
+            "sent_per_s": len(Xt) / seconds, "tok_per_s": n_tokens / seconds, "load": load,
+            "train_s": train_seconds, "updates": parser.n_updates_,
+            "invalid_updates": parser.n_invalid_updates_,
+        })
+        print(rows[-1], flush=True)
+    return rows
+
+
+def part_parser(args):
+    train = load_ud_treebank("en_ewt", "train")
+    test = load_ud_treebank("en_ewt", "test")
+    return {"rows": parse_figures(train, test, args.beams, args.epochs, args.repeats, "upos"),
+            "n_test": len(test[0]), "epochs": args.epochs}
+
+
+def _tags(X, field):
+    return [[token[field] for token in sentence] for sentence in X]
+
+
+def crfsuite_figures(X, Xt, field, repeats):
+    """sklearn-crfsuite (first-order CRF, L-BFGS) on the tagger's static features."""
+    try:
+        import sklearn_crfsuite
+    except ImportError:
+        return None
+
+    def features(X):
+        return [[{f: 1.0 for f in feats if f is not None} for feats in _sentence_features(s)]
+                for s in X]
+
+    started = time.perf_counter()
+    crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=100)
+    crf.fit(features(X), _tags(X, field))
+    train_seconds = time.perf_counter() - started
+    best = np.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        predicted = crf.predict(features(Xt))
+        best = min(best, time.perf_counter() - started)
+    return {"accuracy": token_accuracy(_tags(Xt, field), predicted), "sent_per_s": len(Xt) / best,
+            "load": os.getloadavg()[0], "train_s": train_seconds}
+
+
+def part_tagger(args):
+    X, _ = load_ud_treebank("en_ewt", "train")
+    Xt, _ = load_ud_treebank("en_ewt", "test")
+    gold = _tags(Xt, "xpos")
+    rows = []
+    for beam in args.tagger_beams:
+        started = time.perf_counter()
+        tagger = EasyFirstBeamTagger(beam_size=beam, n_epochs=args.tagger_epochs, target="xpos",
+                                     random_state=0, verbose=1).fit(X)
+        train_seconds = time.perf_counter() - started
+        tags, seconds, load = timed_predict(tagger, Xt, args.repeats)
+        rows.append({"beam": beam, "accuracy": token_accuracy(gold, tags),
+                     "sent_per_s": len(Xt) / seconds, "load": load, "train_s": train_seconds,
+                     "invalid_updates": tagger.n_invalid_updates_})
+        print(rows[-1], flush=True)
+    return {"rows": rows, "crfsuite": crfsuite_figures(X, Xt, "xpos", args.repeats),
+            "epochs": args.tagger_epochs}
+
+
+def part_pipeline(args):
+    from sklearn.pipeline import make_pipeline
+
+    X, y = load_ud_treebank("en_ewt", "train")
+    Xt, yt = load_ud_treebank("en_ewt", "test")
+    raw = [[{"form": t["form"]} for t in s] for s in Xt]
+    beam = args.pipeline_beam
+    pipe = make_pipeline(
+        EasyFirstBeamTagger(beam_size=1, n_epochs=args.tagger_epochs, target="upos",
+                            n_folds=args.folds, random_state=0),
+        EasyFirstBeamParser(beam_size=beam, n_epochs=args.epochs, pos="upos", random_state=0,
+                            verbose=1),
+    )
+    pipe.fit(X, y)
+    predicted_tags = pipe[0].transform(raw)
+    tag_accuracy = token_accuracy(_tags(Xt, "upos"), _tags(predicted_tags, "upos"))
+    uas_pipeline = attachment_score(yt, pipe.predict(raw), X=Xt)
+    gold_parser = EasyFirstBeamParser(beam_size=beam, n_epochs=args.epochs, pos="upos",
+                                      random_state=0).fit(X, y)
+    return {
+        "beam": beam, "folds": args.folds, "upos_accuracy": tag_accuracy,
+        "uas_pipeline": uas_pipeline,
+        "uas_gold_tags": attachment_score(yt, gold_parser.predict(Xt), X=Xt),
+        "uas_gold_trained_on_predicted": attachment_score(yt, gold_parser.predict(predicted_tags),
+                                                          X=Xt),
+    }
+
+
+def part_second(args):
+    train = load_ud_treebank("pt_bosque", "train")
+    test = load_ud_treebank("pt_bosque", "test")
+    return {"rows": parse_figures(train, test, (1, 8), args.epochs, args.repeats, "upos"),
+            "n_test": len(test[0])}
+
+
+def render(store):
+    out = []
+    found = {p: json.loads((store / f"easy_first_{p}.json").read_text())
+             for p in PARTS if (store / f"easy_first_{p}.json").exists()}
+    if "parser" in found:
+        res = found["parser"]
+        base = next((r for r in res["rows"] if r["beam"] == 1), None)
+        rows = [[r["beam"], f"{100 * r['uas']:.2f}", f"{100 * r['complete']:.2f}",
+                 f"{r['sent_per_s']:.0f}", f"{r['tok_per_s']:.0f}",
+                 f"{base['sent_per_s'] / r['sent_per_s']:.2f}" if base else "",
+                 f"{r['load']:.1f}", f"{r['train_s']:.0f}", r["updates"], r["invalid_updates"]]
+                for r in res["rows"]]
+        out.append(
+            "### Parsing, UD English EWT (gold UPOS, test set, "
+            f"{res['n_test']} sentences, {res['epochs']} epochs)\n\n"
+            "Bars: UAS beam 1 >= 84.4 (go-easy-first trained on the same split), beam 8 >= "
+            "beam 1 + 0.5, UDPipe 1 reaches 87.87; speed beam 1 >= 600 sent/s, beam 8 >= 100 "
+            "sent/s on one core. UAS and complete match exclude punctuation (UPOS PUNCT).\n\n"
+            + markdown_table(["beam", "UAS", "complete", "sent/s", "tok/s",
+                              "time vs beam 1", "load avg", "train s", "updates",
+                              "invalid updates"], rows))
+    if "tagger" in found:
+        res = found["tagger"]
+        rows = [[f"easy-first beam {r['beam']}", f"{100 * r['accuracy']:.2f}",
+                 f"{r['sent_per_s']:.0f}", f"{r['load']:.1f}", f"{r['train_s']:.0f}"]
+                for r in res["rows"]]
+        crf = res.get("crfsuite")
+        if crf:
+            rows.append(["sklearn-crfsuite (same static features, L-BFGS, 100 iterations)",
+                         f"{100 * crf['accuracy']:.2f}", f"{crf['sent_per_s']:.0f}",
+                         f"{crf['load']:.1f}", f"{crf['train_s']:.0f}"])
+        out.append(
+            f"### Tagging, UD English EWT XPOS (test set, {res['epochs']} epochs)\n\n"
+            "Ma et al. report 97.17 / 97.22 at beam 1 / 5 on PTB WSJ and 1350 sent/s at beam 1.\n\n"
+            + markdown_table(["tagger", "accuracy", "sent/s", "load avg", "train s"], rows))
+    if "pipeline" in found:
+        r = found["pipeline"]
+        out.append(
+            f"### Tagger + parser from raw words, EWT test (parser beam {r['beam']}, "
+            f"tagger beam 1, {r['folds']}-fold jackknifing)\n\n"
+            + markdown_table(["input tags", "UAS"], [
+                [f"predicted UPOS (accuracy {100 * r['upos_accuracy']:.2f}), parser trained on "
+                 "jackknifed tags", f"{100 * r['uas_pipeline']:.2f}"],
+                ["predicted UPOS, parser trained on gold tags",
+                 f"{100 * r['uas_gold_trained_on_predicted']:.2f}"],
+                ["gold UPOS, parser trained on gold tags", f"{100 * r['uas_gold_tags']:.2f}"],
+            ]))
+    if "second" in found:
+        res = found["second"]
+        rows = [[r["beam"], f"{100 * r['uas']:.2f}", f"{100 * r['complete']:.2f}",
+                 f"{r['sent_per_s']:.0f}", f"{r['load']:.1f}", r["invalid_updates"]]
+                for r in res["rows"]]
+        out.append(
+            f"### Second language: UD Portuguese Bosque (gold UPOS, test, {res['n_test']} "
+            "sentences)\n\n"
+            + markdown_table(["beam", "UAS", "complete", "sent/s", "load avg",
+                              "invalid updates"], rows))
+    out.append("Speed is the whole `predict` call on one thread (best of the repeats) on a "
+               "2-core machine shared with other jobs; the load average at the time of each "
+               "timing is given, and figures on a quiet machine will be higher.")
+    return "\n\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--beams", nargs="+", type=int, default=[1, 2, 4, 8])
+    parser.add_argument("--tagger-beams", nargs="+", type=int, default=[1, 5])
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--tagger-epochs", type=int, default=10)
+    parser.add_argument("--pipeline-beam", type=int, default=1)
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--store", type=Path, default=Path("benchmarks"))
+    args = parser.parse_args()
+    for part in args.parts:
+        result = globals()[f"part_{part}"](args)
+        (args.store / f"easy_first_{part}.json").write_text(json.dumps(result, indent=1))
+    write_section("easy_first", "Easy-first beam parser and tagger (Ma et al. 2013)",
+                  render(args.store))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""EasyFirstBeamParser: easy-first dependency parsing with beam search (Ma et al., 2013)."""
+
+from numbers import Integral
+
+import numpy as np
+
+from ..metrics import attachment_score
+from ..utils import check_dependency_data, check_sentences, token_field
+from ..utils._compat import Interval, StrOptions, _fit_context
+from . import _parser_kernels as kernels
+from ._base import EasyFirstBase
+from ._hashing import encode_strings
+
+
+def _encode_sentences(sentences, pos):
+    """Flat hashed word and POS ids plus offsets; words are lowercased forms."""
+    memo = {}
+    lengths = np.fromiter((len(s) for s in sentences), np.int64, len(sentences))
+    offsets = np.zeros(len(sentences) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    forms = []
+    tags = []
+    for sentence in sentences:
+        for token in sentence:
+            form = token_field(token, "form")
+            forms.append(form.lower() if form is not None else None)
+            tags.append(token_field(token, pos))
+    return encode_strings(forms, memo), encode_strings(tags, memo), offsets
+
+
+class EasyFirstBeamParser(EasyFirstBase):
+    """Easy-first dependency parser with beam search and valid early update.
+
+    The parser of Ma et al. (2013): Goldberg & Elhadad's (2010) easy-first
+    algorithm (repeatedly attach the partial tree whose attachment to a
+    neighbour scores best) with a beam of ``beam_size`` action sequences,
+    trained as a structured perceptron that updates towards the best correct
+    extension of the beam's correct sequences as soon as none survives, which
+    keeps every update valid despite spurious ambiguity.
+
+    Features are the paper's Table 1 plus the base features of Goldberg &
+    Elhadad, integer-hashed in numba into a table of ``2 ** hash_bits`` rows,
+    one weight per row and action type. Input POS tags are read from each
+    token's ``pos`` field, so in a pipeline after
+    :class:`EasyFirstBeamTagger` use the same field as the tagger's ``target``.
+
+    Parameters
+    ----------
+    beam_size : int, default=8
+        Number of action sequences kept (1 is greedy easy-first parsing).
+    n_epochs : int, default=10
+        Passes over the training sentences in ``fit``.
+    average : bool, default=True
+        Predict with the averaged perceptron weights.
+    pos : {"upos", "xpos"}, default="upos"
+        Token field holding the POS tag used by the features.
+    hash_bits : int, default=20
+        Log2 of the number of rows of the hashed weight table.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling of the training sentences before every epoch.
+    verbose : int, default=0
+        Print one line per epoch: seconds, updates, training sentences
+        parsed correctly, and the validation UAS when ``X_val`` is given.
+    n_jobs : int, default=None
+        Threads used by ``predict`` (the kernels release the GIL). Training
+        is sequential, as the perceptron is.
+
+    Attributes
+    ----------
+    weights_, weight_sums_ : ndarray of shape (2 ** hash_bits, 2)
+        Current perceptron weights and the running sums used for averaging.
+    n_iter_ : int
+        Epochs run so far (``fit`` resets, ``partial_fit`` adds one).
+    n_updates_ : int
+        Perceptron updates made so far.
+    n_invalid_updates_ : int
+        Updates whose correct sequence scored above the predicted one (zero
+        by construction; kept as a check of Ma et al.'s argument).
+
+    References
+    ----------
+    Ji Ma, Jingbo Zhu, Tong Xiao and Nan Yang (2013). Easy-First POS Tagging
+    and Dependency Parsing with Beam Search. ACL.
+    Yoav Goldberg and Michael Elhadad (2010). An Efficient Algorithm for
+    Easy-First Non-Directional Dependency Parsing. NAACL.
+    """
+
+    _parameter_constraints = {
+        **EasyFirstBase._parameter_constraints,
+        "pos": [StrOptions({"upos", "xpos"})],
+        "hash_bits": [Interval(Integral, 8, 30, closed="both")],
+    }
+
+    def __init__(self, beam_size=8, n_epochs=10, *, average=True, pos="upos", hash_bits=20,
+                 random_state=None, verbose=0, n_jobs=None):
+        self.beam_size = beam_size
+        self.n_epochs = n_epochs
+        self.average = average
+        self.pos = pos
+        self.hash_bits = hash_bits
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, X_val=None, y_val=None):
+        """Train for ``n_epochs`` passes over ``(X, y)`` from zero weights.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Tokens are mappings with ``form`` and the ``pos`` field, or plain
+            strings (then the parser has words only).
+        y : list of 1-D int arrays
+            Gold heads, 1-based, 0 for the root; trees must be projective to
+            be reachable (non-projective arcs simply stay unlearnt).
+        X_val, y_val : validation sentences and targets, optional
+            Scored after every epoch for the verbose line.
+        """
+        sentences, heads = check_dependency_data(X, y)
+        self._init_state(sentences, heads)
+        return self._train(sentences, heads, self.n_epochs, X_val, y_val)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, *, X_val=None, y_val=None):
+        """One more epoch over ``(X, y)``, continuing from the current weights."""
+        sentences, heads = check_dependency_data(X, y)
+        if not hasattr(self, "weights_"):
+            self._init_state(sentences, heads)
+        return self._train(sentences, heads, 1, X_val, y_val)
+
+    def _start(self, sentences, heads):
+        return 1 << self.hash_bits, 2
+
+    def _encode_training(self, sentences, heads):
+        words, tags, offsets = _encode_sentences(sentences, self.pos)
+        gold = np.concatenate(heads) - 1  # 0-based, -1 for the root
+        n_children = np.zeros_like(gold)
+        for i in range(len(sentences)):
+            lo, hi = offsets[i], offsets[i + 1]
+            attached = gold[lo:hi]
+            n_children[lo:hi] = np.bincount(attached[attached >= 0], minlength=hi - lo)
+        return words, tags, gold, n_children, offsets
+
+    def _run_epoch(self, data, order, W, U, counter, records):
+        words, tags, gold, n_children, offsets = data
+        scratch = np.empty(len(words), np.int64)
+        return kernels.run_batch(words, tags, gold, n_children, offsets, order, W, U, counter,
+                                 np.int64(W.shape[0] - 1), self.beam_size, True, scratch,
+                                 np.empty_like(scratch), records)
+
+    def _parse(self, X):
+        sentences = check_sentences(X)
+        n_chunks = self._n_chunks(len(sentences))
+        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
+        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
+
+        def parse_chunk(W, chunk):
+            words, tags, offsets = _encode_sentences(chunk, self.pos)
+            heads = np.empty(len(words), np.int64)
+            order = np.empty(len(words), np.int64)
+            unused = np.zeros(len(words), np.int64)
+            kernels.run_batch(words, tags, unused, unused, offsets, np.arange(len(chunk)), W, W,
+                              np.zeros(1), np.int64(W.shape[0] - 1), self.beam_size, False,
+                              heads, order, np.zeros((len(chunk), 5)))
+            return [(heads[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
+                    for i in range(len(chunk))]
+
+        results = self._predict_chunks(chunks, parse_chunk)
+        return [pair for chunk in results for pair in chunk]
+
+    def predict(self, X):
+        """Heads of every sentence: a list of 1-D int64 arrays, 1-based, 0 = root."""
+        return [heads for heads, _ in self._parse(X)]
+
+    def attachment_order(self, X):
+        """For every sentence, the step (0-based) at which each word got its head.
+
+        The root word of each sentence gets ``n - 1``; sorting the words by
+        this value replays the easy-first order of the best sequence.
+        """
+        return [order for _, order in self._parse(X)]
+
+    def score(self, X, y):
+        """Unlabelled attachment score without punctuation (UPOS ``PUNCT``)."""
+        sentences, heads = check_dependency_data(X, y)
+        return attachment_score(heads, self.predict(sentences), X=sentences, punct="exclude")
+
+    def _validation_score(self, X, y):
+        return self.score(X, y)

@@ -1,0 +1,308 @@
+"""EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
+
+from collections.abc import Mapping
+from numbers import Integral
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import TransformerMixin, clone
+from sklearn.model_selection import KFold
+
+from ..metrics import token_accuracy
+from ..utils import check_sentences, check_tagging_data, token_field
+from ..utils._compat import Interval, StrOptions, _fit_context
+from . import _tagger_kernels as kernels
+from ._base import EasyFirstBase
+
+_AFFIX_LENGTHS = (1, 2, 3, 4)
+N_STATIC = 17  # static feature templates per token, see _word_features / _encode
+
+
+def _shape(form):
+    """Word shape: X for upper case, x for lower case, d for digits, runs collapsed."""
+    out = []
+    for c in form:
+        k = "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
+        if not out or out[-1] != k:
+            out.append(k)
+    return "".join(out)
+
+
+def _word_features(form):
+    """Features of a word type: the form, prefixes and suffixes up to 4, shape."""
+    feats = ["b", "w=" + form]
+    feats += ["p%d=%s" % (k, form[:k]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
+    feats += ["s%d=%s" % (k, form[-k:]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
+    feats.append("shape=" + _shape(form))
+    return feats
+
+
+def _sentence_features(sentence):
+    """The N_STATIC feature strings of every token (None where a feature is absent)."""
+    forms = [token_field(token, "form") or "" for token in sentence]
+    lower = [f.lower() for f in forms]
+    n = len(forms)
+    out = []
+    for j, form in enumerate(forms):
+        feats = _word_features(form)
+        context = [lower[q] if 0 <= q < n else "<s>" for q in (j - 2, j - 1, j + 1, j + 2)]
+        feats += ["w-2=" + context[0], "w-1=" + context[1], "w+1=" + context[2],
+                  "w+2=" + context[3], "w-1w=" + context[1] + " " + lower[j],
+                  "ww+1=" + lower[j] + " " + context[2]]
+        out.append(feats)
+    return out
+
+
+def _with_target(sentence, field, tags):
+    """A copy of ``sentence`` whose tokens carry ``tags`` in ``field``."""
+    out = []
+    for token, tag in zip(sentence, tags):
+        if isinstance(token, Mapping):
+            token = dict(token)
+        else:
+            token = {"form": token}
+        token[field] = tag
+        out.append(token)
+    return out
+
+
+class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
+    """Easy-first POS tagger with beam search and valid early update.
+
+    Tags the words of a sentence in easy-first order: at every step the
+    best-scoring (word, tag) pair among untagged words is chosen, so a word
+    can use the tags already given to neighbours on both sides (Shen et al.,
+    2007). Beam search and training are those of
+    :class:`EasyFirstBeamParser` (Ma et al., 2013, Algorithms 1 and 2).
+
+    Features (Shen et al., 2007): the word, its prefixes and suffixes up to
+    length 4, its shape, the words at distance 1 and 2 on each side, and the
+    tags of the neighbours: ``t-1``, ``t+1``, ``t-2 t-1``, ``t+1 t+2``,
+    ``t-1 t+1`` (a neighbour not yet tagged has its own value).
+
+    As a transformer it writes predicted tags into each token's ``target``
+    field, so that ``make_pipeline(EasyFirstBeamTagger(target="upos"),
+    EasyFirstBeamParser(pos="upos"))`` parses raw words. ``fit_transform``
+    uses k-fold jackknifing, so the next step trains on tags as noisy as
+    those it will see at prediction time.
+
+    Parameters
+    ----------
+    beam_size : int, default=3
+        Number of action sequences kept (1 is greedy easy-first tagging).
+    n_epochs : int, default=8
+        Passes over the training sentences in ``fit``.
+    target : {"upos", "xpos"}, default="upos"
+        Token field that holds gold tags (when ``y`` is not given) and that
+        ``transform`` overwrites.
+    average : bool, default=True
+        Predict with the averaged perceptron weights.
+    min_feature_count : int, default=2
+        Static features seen fewer times in the first training data are dropped.
+    n_folds : int, default=10
+        Folds of the jackknifing in ``fit_transform``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling of the training sentences and the folds.
+    verbose : int, default=0
+        One line per epoch: seconds, updates, training sentences tagged
+        correctly, validation accuracy when ``X_val`` is given.
+    n_jobs : int, default=None
+        Threads used by ``predict`` and by the folds of ``fit_transform``
+        (the kernels release the GIL). Training one model is sequential.
+
+    Attributes
+    ----------
+    classes_ : ndarray of str
+        The tag set.
+    feature_rows_ : dict
+        Static feature string -> row of the weight table.
+    weights_, weight_sums_ : ndarray of shape (n_rows, n_tags)
+        Perceptron weights and the running sums used for averaging.
+    n_iter_, n_updates_, n_invalid_updates_ : int
+        As in :class:`EasyFirstBeamParser`.
+
+    Notes
+    -----
+    ``y`` holds the tag sequences. When ``y`` holds integer arrays instead
+    (a parser's heads, as a :class:`~sklearn.pipeline.Pipeline` passes the
+    final step's target to every step), it is ignored and the tags are read
+    from the ``target`` field.
+    """
+
+    _parameter_constraints = {
+        **EasyFirstBase._parameter_constraints,
+        "target": [StrOptions({"upos", "xpos"})],
+        "min_feature_count": [Interval(Integral, 1, None, closed="left")],
+        "n_folds": [Interval(Integral, 2, None, closed="left")],
+    }
+
+    def __init__(self, beam_size=3, n_epochs=8, *, target="upos", average=True,
+                 min_feature_count=2, n_folds=10, random_state=None, verbose=0, n_jobs=None):
+        self.beam_size = beam_size
+        self.n_epochs = n_epochs
+        self.target = target
+        self.average = average
+        self.min_feature_count = min_feature_count
+        self.n_folds = n_folds
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # --- data -----------------------------------------------------------
+    def _gold_tags(self, X, y):
+        """Validated sentences and tag sequences, from ``y`` or the ``target`` field."""
+        if y is not None:
+            y = list(y)
+            if not any(_is_integer_sequence(tags) for tags in y):
+                return check_tagging_data(X, y)
+        sentences = check_sentences(X)
+        tags = []
+        for i, sentence in enumerate(sentences):
+            row = [token_field(token, self.target) for token in sentence]
+            if any(t is None for t in row):
+                raise ValueError(
+                    f"X[{i}] has a token without a {self.target!r} field; give the tags as y "
+                    "or fill the field"
+                )
+            tags.append(row)
+        return sentences, tags
+
+    def _encode(self, sentences):
+        """(static rows as an (n_tokens, N_STATIC) array, offsets)."""
+        lengths = np.fromiter((len(s) for s in sentences), np.int64, len(sentences))
+        offsets = np.zeros(len(sentences) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        get = self.feature_rows_.get
+        rows = [get(f, 0) if f is not None else 0
+                for sentence in sentences for feats in _sentence_features(sentence)
+                for f in feats]
+        return np.asarray(rows, np.int64).reshape(-1, N_STATIC), offsets
+
+    # --- EasyFirstBase hooks -----------------------------------------------
+    def _start(self, sentences, tags):
+        self.classes_ = np.array(sorted({t for row in tags for t in row}))
+        counts = {}
+        for sentence in sentences:
+            for feats in _sentence_features(sentence):
+                for f in feats:
+                    if f is not None:
+                        counts[f] = counts.get(f, 0) + 1
+        kept = sorted(f for f, c in counts.items() if c >= self.min_feature_count)
+        self.feature_rows_ = {f: k + 1 for k, f in enumerate(kept)}  # row 0: unknown
+        self.dynamic_base_ = len(kept) + 1
+        n_tags = len(self.classes_)
+        return self.dynamic_base_ + kernels.n_dynamic_rows(n_tags), n_tags
+
+    def _encode_training(self, sentences, tags):
+        static, offsets = self._encode(sentences)
+        index = {t: k for k, t in enumerate(self.classes_)}
+        try:
+            gold = np.array([index[t] for row in tags for t in row], np.int64)
+        except KeyError as exc:
+            raise ValueError(
+                f"tag {exc.args[0]!r} was not in the tag set of the first training data"
+            ) from None
+        return static, gold, offsets
+
+    def _run_epoch(self, data, order, W, U, counter, records):
+        static, gold, offsets = data
+        scratch = np.empty(len(gold), np.int64)
+        return kernels.run_batch(static, gold, offsets, order, W, U, counter,
+                                 len(self.classes_), self.dynamic_base_, self.beam_size, True,
+                                 scratch, np.empty_like(scratch), records)
+
+    def _validation_score(self, X, y):
+        return self.score(X, y)
+
+    # --- public API -----------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, X_val=None, y_val=None):
+        """Train for ``n_epochs`` passes from zero weights.
+
+        Parameters
+        ----------
+        X : list of sentences
+        y : list of tag sequences, optional
+            Without it the tags come from each token's ``target`` field.
+        X_val, y_val : validation sentences and targets, optional
+            Scored after every epoch for the verbose line.
+        """
+        sentences, tags = self._gold_tags(X, y)
+        self._init_state(sentences, tags)
+        return self._train(sentences, tags, self.n_epochs, X_val, y_val)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, *, X_val=None, y_val=None):
+        """One more epoch; the tag set and features are fixed by the first call."""
+        sentences, tags = self._gold_tags(X, y)
+        if not hasattr(self, "weights_"):
+            self._init_state(sentences, tags)
+        return self._train(sentences, tags, 1, X_val, y_val)
+
+    def _tag(self, X):
+        sentences = check_sentences(X)
+        n_chunks = self._n_chunks(len(sentences))
+        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
+        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
+
+        def tag_chunk(W, chunk):
+            static, offsets = self._encode(chunk)
+            tags = np.empty(len(static), np.int64)
+            order = np.empty(len(static), np.int64)
+            kernels.run_batch(static, np.zeros(len(static), np.int64), offsets,
+                              np.arange(len(chunk)), W, W, np.zeros(1), len(self.classes_),
+                              self.dynamic_base_, self.beam_size, False, tags, order,
+                              np.zeros((len(chunk), 5)))
+            return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
+                    for i in range(len(chunk))]
+
+        results = self._predict_chunks(chunks, tag_chunk)
+        return sentences, [pair for chunk in results for pair in chunk]
+
+    def predict(self, X):
+        """Tag sequences: a list of lists of tag strings."""
+        _, tagged = self._tag(X)
+        return [list(self.classes_[tags]) for tags, _ in tagged]
+
+    def tagging_order(self, X):
+        """For every sentence, the step (0-based) at which each word was tagged."""
+        _, tagged = self._tag(X)
+        return [order for _, order in tagged]
+
+    def transform(self, X):
+        """Sentences whose tokens carry the predicted tags in the ``target`` field."""
+        sentences, tagged = self._tag(X)
+        return [_with_target(s, self.target, self.classes_[tags])
+                for s, (tags, _) in zip(sentences, tagged)]
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on all of X, and tag X by jackknifing (each fold by a model not trained on it)."""
+        sentences, tags = self._gold_tags(X, y)
+        self.fit(sentences, tags, **fit_params)
+        folds = KFold(n_splits=min(self.n_folds, len(sentences)), shuffle=True,
+                      random_state=self.shuffle_seed_)
+
+        def tag_fold(train, held_out):
+            model = clone(self).set_params(n_jobs=None)
+            model.fit([sentences[i] for i in train], [tags[i] for i in train])
+            return held_out, model.transform([sentences[i] for i in held_out])
+
+        # the kernels release the GIL, so folds train in parallel threads
+        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(tag_fold)(train, held_out) for train, held_out in folds.split(sentences)
+        )
+        out = [None] * len(sentences)
+        for held_out, tagged in results:
+            for i, sentence in zip(held_out, tagged):
+                out[i] = sentence
+        return out
+
+    def score(self, X, y=None):
+        """Token accuracy against ``y`` (or the ``target`` field when y is None)."""
+        sentences, tags = self._gold_tags(X, y)
+        return token_accuracy(tags, self.predict(sentences))
+
+
+def _is_integer_sequence(values):
+    array = np.asarray(values)
+    return array.ndim == 1 and array.size > 0 and np.issubdtype(array.dtype, np.number)

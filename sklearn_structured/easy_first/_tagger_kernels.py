@@ -1,0 +1,205 @@
+"""Numba kernels of the easy-first beam tagger (Ma et al. 2013 with Shen et al. 2007 features).
+
+An action assigns tag ``t`` to one untagged word ``j``; after ``n`` actions every
+word is tagged. A word's features are static (its own form, affixes and shape,
+the neighbouring words: rows of ``static_rows``, 0 meaning "no such feature")
+plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
+``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
+neighbour's tag value is its tag id, ``T`` when still untagged and ``T + 1``
+outside the sentence; those features index a dense block of rows starting at
+``dynamic_base``. ``W`` has one column per tag, which conjoins every feature
+with the action's tag. Tagging word ``j`` changes only the dynamic features of
+``j-2..j+2``, so only their cached scores are recomputed.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._beam import offer_candidate
+
+N_DYNAMIC = 5
+
+
+def n_dynamic_rows(n_tags):
+    """Rows used by the tag-context features of a tag set of ``n_tags`` tags."""
+    v = n_tags + 2
+    return 2 * v + 3 * v * v
+
+
+@njit(cache=True, nogil=True)
+def _neighbour_tag(tags, q, n, n_tags):
+    if q < 0 or q >= n:
+        return n_tags + 1
+    return tags[q] if tags[q] >= 0 else n_tags
+
+
+@njit(cache=True, nogil=True)
+def dynamic_rows(tags, j, n_tags, dynamic_base, out):
+    """Fill ``out[:5]`` with the rows of word ``j``'s tag-context features."""
+    n = tags.shape[0]
+    v = n_tags + 2
+    left2 = _neighbour_tag(tags, j - 2, n, n_tags)
+    left = _neighbour_tag(tags, j - 1, n, n_tags)
+    right = _neighbour_tag(tags, j + 1, n, n_tags)
+    right2 = _neighbour_tag(tags, j + 2, n, n_tags)
+    out[0] = dynamic_base + left
+    out[1] = dynamic_base + v + right
+    out[2] = dynamic_base + 2 * v + left2 * v + left
+    out[3] = dynamic_base + 2 * v + v * v + right * v + right2
+    out[4] = dynamic_base + 2 * v + 2 * v * v + left * v + right
+
+
+@njit(cache=True, nogil=True)
+def _refresh(tags, lo, hi, static, W, n_tags, dynamic_base, cache, rows):
+    n = tags.shape[0]
+    for q in range(max(lo, 0), min(hi, n - 1) + 1):
+        if tags[q] >= 0:
+            continue
+        dynamic_rows(tags, q, n_tags, dynamic_base, rows)
+        for t in range(n_tags):
+            total = static[q, t]
+            for d in range(N_DYNAMIC):
+                total += W[rows[d], t]
+            cache[q, t] = total
+
+
+@njit(cache=True, nogil=True)
+def _static_scores(static_rows, W, n_tags):
+    n, k = static_rows.shape
+    out = np.zeros((n, n_tags))
+    for j in range(n):
+        for f in range(k):
+            row = static_rows[j, f]
+            if row > 0:
+                for t in range(n_tags):
+                    out[j, t] += W[row, t]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dynamic_base):
+    """Add ``delta`` times the features of the actions ``hist[:length]`` (``j * T + t``)."""
+    n, k = static_rows.shape
+    tags = np.full(n, -1, np.int64)
+    rows = np.empty(N_DYNAMIC, np.int64)
+    for step in range(length):
+        j = hist[step] // n_tags
+        t = hist[step] % n_tags
+        for f in range(k):
+            row = static_rows[j, f]
+            if row > 0:
+                W[row, t] += delta
+                U[row, t] += counter * delta
+        dynamic_rows(tags, j, n_tags, dynamic_base, rows)
+        for d in range(N_DYNAMIC):
+            W[rows[d], t] += delta
+            U[rows[d], t] += counter * delta
+        tags[j] = t
+
+
+@njit(cache=True, nogil=True)
+def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, train,
+             tags_out, order_out, record):
+    """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
+
+    Mirrors :func:`._parser_kernels.beam_parse`: ``record`` gets ``(updated,
+    score_correct, score_predicted, early, length)``; returns False when
+    training made an update.
+    """
+    n = static_rows.shape[0]
+    s = beam_size
+    T = n_tags
+    record[0] = 0.0
+    static = _static_scores(static_rows, W, T)
+    tags = np.full((2, s, n), -1, np.int64)
+    order = np.zeros((2, s, n), np.int64)
+    hist = np.empty((2, s, n), np.int64)
+    cache = np.empty((2, s, n, T))
+    score = np.zeros((2, s))
+    correct = np.zeros((2, s), np.bool_)
+    rows = np.empty(N_DYNAMIC, np.int64)
+    top_score = np.empty(s)
+    top_b = np.empty(s, np.int64)
+    top_j = np.empty(s, np.int64)
+    top_t = np.empty(s, np.int64)
+    topc_hist = np.empty(n, np.int64)
+
+    _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, dynamic_base, cache[0, 0], rows)
+    correct[0, 0] = True
+    n_items = 1
+    for step in range(n):
+        cur = step % 2
+        nxt = 1 - cur
+        count = 0
+        best_c = -np.inf
+        best_c_b = -1
+        best_c_j = -1
+        for b in range(n_items):
+            base = score[cur, b]
+            for j in range(n):
+                if tags[cur, b, j] >= 0:
+                    continue
+                for t in range(T):
+                    cand = base + cache[cur, b, j, t]
+                    count = offer_candidate(cand, b, j, t, top_score, top_b, top_j, top_t,
+                                            count, s)
+                if train and correct[cur, b]:
+                    cand = base + cache[cur, b, j, gold[j]]
+                    if cand > best_c:
+                        best_c = cand
+                        best_c_b = b
+                        best_c_j = j
+        any_correct = False
+        for k in range(count):
+            b = top_b[k]
+            j = top_j[k]
+            t = top_t[k]
+            tags[nxt, k] = tags[cur, b]
+            order[nxt, k] = order[cur, b]
+            hist[nxt, k, :step] = hist[cur, b, :step]
+            cache[nxt, k] = cache[cur, b]
+            if train:
+                correct[nxt, k] = correct[cur, b] and t == gold[j]
+                any_correct = any_correct or correct[nxt, k]
+            tags[nxt, k, j] = t
+            order[nxt, k, j] = step
+            hist[nxt, k, step] = j * T + t
+            score[nxt, k] = top_score[k]
+            _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, dynamic_base, cache[nxt, k], rows)
+        n_items = count
+        if train and (not any_correct or step == n - 1):
+            final = step == n - 1
+            if any_correct and final and correct[nxt, 0]:
+                break  # the best complete sequence is correct: no update
+            topc_hist[:step] = hist[cur, best_c_b, :step]
+            topc_hist[step] = best_c_j * T + gold[best_c_j]
+            record[0] = 1.0
+            record[1] = best_c
+            record[2] = top_score[0]
+            record[3] = 0.0 if final else 1.0
+            record[4] = step + 1
+            _update_sequence(topc_hist, step + 1, 1.0, static_rows, W, U, counter, T,
+                             dynamic_base)
+            _update_sequence(hist[nxt, 0], step + 1, -1.0, static_rows, W, U, counter, T,
+                             dynamic_base)
+            return False
+    best = n % 2
+    tags_out[:] = tags[best, 0]
+    order_out[:] = order[best, 0]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def run_batch(static_rows, gold, offsets, sentence_order, W, U, counter, n_tags, dynamic_base,
+              beam_size, train, tags_out, order_out, records):
+    """Tag or train on the sentences; see :func:`._parser_kernels.run_batch`."""
+    n_clean = 0
+    for i in sentence_order:
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        if train:
+            counter[0] += 1.0
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, counter[0], n_tags, dynamic_base,
+                    beam_size, train, tags_out[lo:hi], order_out[lo:hi], records[i]):
+            n_clean += 1
+    return n_clean

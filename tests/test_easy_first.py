@@ -1,0 +1,186 @@
+"""Estimator tests of EasyFirstBeamParser and EasyFirstBeamTagger."""
+
+import os
+from collections import Counter, defaultdict
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
+from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
+from sklearn_structured.metrics import attachment_score
+from sklearn_structured.utils import find_heads_error
+from sklearn_structured.utils.estimator_checks import check_structured_estimator
+
+X_TRAIN, Y_TRAIN = load_sample_treebank("train")
+X_TEST, Y_TEST = load_sample_treebank("test")
+
+
+def _tags(X, field):
+    return [[token[field] for token in sentence] for sentence in X]
+
+
+def _words_only(X):
+    return [[{"form": token["form"]} for token in sentence] for sentence in X]
+
+
+# --- API ---------------------------------------------------------------------
+
+def test_parser_api():
+    check_structured_estimator(
+        EasyFirstBeamParser(beam_size=2, n_epochs=1, hash_bits=14, random_state=0),
+        X_TRAIN[:40], Y_TRAIN[:40],
+        param_grid={"beam_size": [1, 2], "n_epochs": [1, 2]},
+        epochs_param="n_epochs",
+    )
+
+
+def test_tagger_api():
+    check_structured_estimator(
+        EasyFirstBeamTagger(beam_size=2, n_epochs=1, random_state=0),
+        X_TRAIN[:40], _tags(X_TRAIN[:40], "upos"),
+        param_grid={"beam_size": [1, 2], "n_epochs": [1, 2]},
+        epochs_param="n_epochs",
+    )
+
+
+# --- learning ------------------------------------------------------------------
+
+def _adjacent_baseline_uas(X, y):
+    """The better of 'every word heads to its left' and 'to its right' neighbour."""
+    left = [np.arange(len(h)) for h in y]
+    right = [np.r_[np.arange(2, len(h) + 1), 0] for h in y]
+    return max(attachment_score(y, left, X=X), attachment_score(y, right, X=X))
+
+
+def test_parser_learns_the_sample_beating_adjacent_baseline():
+    baseline = _adjacent_baseline_uas(X_TEST, Y_TEST)  # about 0.46 on this sample
+    parser = EasyFirstBeamParser(beam_size=2, n_epochs=5, hash_bits=18, random_state=0)
+    parser.fit(X_TRAIN, Y_TRAIN)
+    uas = parser.score(X_TEST, Y_TEST)
+    assert uas >= 0.70 and uas > baseline + 0.2, (uas, baseline)
+    predicted = parser.predict(X_TEST)
+    assert all(find_heads_error(h) is None for h in predicted)
+    assert parser.n_invalid_updates_ == 0 and parser.n_updates_ > 0
+    # the attachment order is a permutation of the steps
+    for order, heads in zip(parser.attachment_order(X_TEST[:10]), predicted[:10]):
+        assert sorted(order) == list(range(len(heads) - 1)) + [len(heads) - 1]
+
+
+def test_tagger_learns_the_sample_beating_most_frequent_tag():
+    counts = defaultdict(Counter)
+    for sentence in X_TRAIN:
+        for token in sentence:
+            counts[token["form"].lower()][token["upos"]] += 1
+    overall = Counter(t["upos"] for s in X_TRAIN for t in s).most_common(1)[0][0]
+    baseline = np.mean([
+        (counts[t["form"].lower()].most_common(1)[0][0] if t["form"].lower() in counts
+         else overall) == t["upos"]
+        for s in X_TEST for t in s
+    ])  # 0.75 on this sample
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=10, min_feature_count=1, random_state=0)
+    accuracy = tagger.fit(X_TRAIN).score(X_TEST)
+    assert accuracy > baseline + 0.04, (accuracy, baseline)
+    assert tagger.n_invalid_updates_ == 0
+
+
+def test_pipeline_tags_then_parses_raw_words():
+    pipe = make_pipeline(
+        EasyFirstBeamTagger(beam_size=1, n_epochs=8, n_folds=3, random_state=0),
+        EasyFirstBeamParser(beam_size=1, n_epochs=5, hash_bits=18, random_state=0),
+    )
+    pipe.fit(X_TRAIN, Y_TRAIN)  # the tagger learns from the upos field
+    raw = _words_only(X_TEST)
+    heads = pipe.predict(raw)
+    assert all(find_heads_error(h) is None for h in heads)
+    # the parser trained on jackknifed tags parses raw words well above the baseline
+    uas = attachment_score(Y_TEST, heads, X=X_TEST)
+    assert uas > _adjacent_baseline_uas(X_TEST, Y_TEST) + 0.1, uas
+    tagged = pipe[0].transform(raw)
+    assert all("upos" in token for sentence in tagged for token in sentence)
+    assert "upos" not in raw[0][0]  # transform copies tokens
+
+
+def test_fit_transform_jackknifes():
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=3, n_folds=3, random_state=0)
+    X = X_TRAIN[:90]
+    jackknifed = tagger.fit_transform(X)
+    direct = tagger.transform(X)
+    gold = _tags(X, "upos")
+    # tags of held-out folds are worse than those of the model that saw every sentence
+    assert (np.mean([a == b for s, g in zip(_tags(jackknifed, "upos"), gold)
+                     for a, b in zip(s, g)])
+            < np.mean([a == b for s, g in zip(_tags(direct, "upos"), gold) for a, b in zip(s, g)]))
+
+
+def test_tagger_ignores_integer_y_from_a_pipeline():
+    a = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X_TRAIN[:30], Y_TRAIN[:30])
+    b = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X_TRAIN[:30])
+    assert a.predict(X_TEST[:5]) == b.predict(X_TEST[:5])
+
+
+# --- bad input -------------------------------------------------------------------
+
+@pytest.mark.parametrize("Estimator", [EasyFirstBeamParser, EasyFirstBeamTagger])
+def test_not_fitted_and_bad_parameters(Estimator):
+    with pytest.raises(NotFittedError):
+        Estimator().predict(X_TEST[:2])
+    with pytest.raises(InvalidParameterError):
+        Estimator(beam_size=0).fit(X_TRAIN[:3], Y_TRAIN[:3])
+
+
+def test_parser_rejects_bad_heads_naming_the_sentence():
+    X = X_TRAIN[:3]
+    bad = [h.copy() for h in Y_TRAIN[:3]]
+    bad[1][0] = len(bad[1]) + 5
+    with pytest.raises(ValueError, match=r"y\[1\].*out of range"):
+        EasyFirstBeamParser().fit(X, bad)
+    cyclic = [h.copy() for h in Y_TRAIN[:3]]
+    cyclic[2][:] = np.r_[np.arange(2, len(cyclic[2]) + 1), 1]
+    with pytest.raises(ValueError, match=r"y\[2\]"):
+        EasyFirstBeamParser().fit(X, cyclic)
+    with pytest.raises(ValueError, match=r"X\[1\] is an empty sentence"):
+        EasyFirstBeamParser().fit([X[0], [], X[2]], Y_TRAIN[:3])
+    with pytest.raises(ValueError, match="y has 2"):
+        EasyFirstBeamParser().fit(X, Y_TRAIN[:2])
+
+
+def test_tagger_rejects_bad_tags_naming_the_sentence():
+    with pytest.raises(ValueError, match=r"X\[1\] has a token without a 'upos' field"):
+        EasyFirstBeamTagger().fit([X_TRAIN[0], _words_only(X_TRAIN[1:2])[0]])
+    with pytest.raises(ValueError, match=r"y\[0\] has 1 labels"):
+        EasyFirstBeamTagger().fit(X_TRAIN[:1], [["NOUN"]])
+    tagger = EasyFirstBeamTagger(n_epochs=1).fit(X_TRAIN[:5])
+    with pytest.raises(ValueError, match="not in the tag set"):
+        tagger.partial_fit(X_TRAIN[:1], [["NEVER-SEEN"] * len(X_TRAIN[0])])
+
+
+def test_plain_string_tokens_are_parsed_and_tagged():
+    words = [[t["form"] for t in s] for s in X_TRAIN[:30]]
+    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, hash_bits=14).fit(words, Y_TRAIN[:30])
+    assert all(find_heads_error(h) is None for h in parser.predict(words[:5]))
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(words, _tags(X_TRAIN[:30], "upos"))
+    assert tagger.transform(words[:1])[0][0]["form"] == words[0][0]
+
+
+# --- real data: Ma et al.'s valid updates (bar 3) -------------------------------
+
+@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
+                    reason="set SKLEARN_STRUCTURED_DATA to the shared data folder")
+def test_every_update_on_real_data_is_valid():
+    X, y = load_ud_treebank("en_ewt", "dev")
+    X, y = X[:400], y[:400]
+    for beam in (1, 4):
+        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=2, hash_bits=18, random_state=0)
+        parser.fit(X, y)
+        records = parser.update_records_
+        assert parser.n_updates_ > 100
+        assert parser.n_invalid_updates_ == 0
+        assert np.all(records[:, 1] <= records[:, 2] + 1e-9 * np.maximum(1, abs(records[:, 2])))
+        # with a beam, early updates happen (and each is valid)
+        assert np.any(records[:, 3] == 1.0)
+    tagger = EasyFirstBeamTagger(beam_size=3, n_epochs=2, target="xpos", random_state=0).fit(X)
+    assert tagger.n_updates_ > 100 and tagger.n_invalid_updates_ == 0
