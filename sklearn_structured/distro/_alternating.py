@@ -24,6 +24,7 @@ class Problem:
 
     n_examples = 0
     n_features = 0
+    mean_squared_norm = 1.0  # of an example's feature vector, intercept included
     has_transitions = False
 
     def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
@@ -48,23 +49,25 @@ def random_label_vectors(n_components, n_labels, rng):
     return A / np.linalg.norm(A, axis=0, keepdims=True)
 
 
-def fit_alternating(problem, n_labels, *, n_components, learned, alpha, nuclear_penalty,
-                    label_learning_rate, n_rounds, n_epochs, n_init, rng, verbose, name):
+def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, alpha,
+                    nuclear_penalty, label_learning_rate, n_rounds, n_epochs, n_init, rng,
+                    verbose, name):
     """Run ``n_init`` initialisations and keep the one with the lowest objective.
 
     Returns ``(A, V, T, objective_curve)`` where V is (n_features+1, d) with
     the intercept in its last row and the curve has the objective after every
     phase of the kept run.
     """
-    # Bottou's initial step for hinge losses; the rate then decays as 1/(alpha t)
-    typical_weight = alpha ** -0.25
-    t0 = 1.0 / (alpha * typical_weight)
+    # Step eta_t = eta0 / (1 + eta0 alpha t): eta0 is the step after which one
+    # sub-gradient step moves a violated margin by about one unit
+    eta0 = 1.0 / (2.0 * problem.mean_squared_norm)
+    t0 = 1.0 / (alpha * eta0)
     best = None
     for init in range(n_init):
-        if learned:
-            A = random_label_vectors(n_components, n_labels, rng)
-        else:
+        if init_onehot:
             A = np.eye(n_labels)
+        else:
+            A = random_label_vectors(n_components, n_labels, rng)
         d = A.shape[0]
         V = np.zeros((problem.n_features + 1, d))
         U = np.zeros_like(V)

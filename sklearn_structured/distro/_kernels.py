@@ -172,14 +172,22 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
     ``Z[i] = W phi(x_i) + intercept`` is precomputed because W does not move;
     ``eta`` is the step size of the sub-gradient and of the proximal step.
     """
+    # The proximal step runs after each sub-gradient step that moves A, with
+    # the thresholds of the steps that did not move it added up (soft
+    # thresholds compose), so examples with zero loss cost no SVD.
+    pending = 0
     for i in order:
         z = Z[i]
         scores = z @ A
         predicted, loss = _most_violating_class(scores, y[i])
+        pending += 1
         if loss > 0.0:
             A[:, predicted] -= eta * z
             A[:, y[i]] += eta * z
-        proximal_nuclear_step(A, eta * nuclear_penalty)
+            proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+            pending = 0
+    if pending:
+        proximal_nuclear_step(A, pending * eta * nuclear_penalty)
 
 
 # ---------------------------------------------------------------------------
@@ -283,7 +291,9 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
     predicted = np.empty(max_length, dtype=np.int64)
     grad = np.empty((d, n_labels))
     zeros = np.zeros(n_labels)
+    pending = 0  # thresholds owed by steps that did not move A, as above
     for s in order:
+        pending += 1
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
         gold = y[lo:hi]
@@ -311,7 +321,10 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
                 grad[:, g0] -= T @ A[:, g1]
                 grad[:, g1] -= T.T @ A[:, g0]
             A -= eta * grad
-        proximal_nuclear_step(A, eta * nuclear_penalty)
+            proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+            pending = 0
+    if pending:
+        proximal_nuclear_step(A, pending * eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)

@@ -20,6 +20,7 @@ DISTRO_PARAMETER_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="neither")],
     "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
     "label_learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "init": [StrOptions({"random", "onehot"})],
     "n_rounds": [Interval(Integral, 0, None, closed="left")],
     "n_epochs": [Interval(Integral, 1, None, closed="left")],
     "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -28,22 +29,24 @@ DISTRO_PARAMETER_CONSTRAINTS = {
 }
 
 
-def resolve_n_components(n_components, label_vectors, n_labels):
-    """d = number of labels unless given; one-hot vectors force d = M."""
-    if label_vectors == "onehot":
-        if n_components not in (None, n_labels):
-            raise ValueError(
-                f"label_vectors='onehot' needs n_components=None or {n_labels} "
-                f"(the number of labels), got {n_components}"
-            )
+def resolve_n_components(estimator, n_labels):
+    """d: the number of labels for one-hot vectors or when None, else n_components."""
+    n_components = estimator.n_components
+    if estimator.label_vectors == "onehot" or n_components is None:
         return n_labels
-    return n_labels if n_components is None else n_components
+    if estimator.init == "onehot" and n_components != n_labels:
+        raise ValueError(
+            f"init='onehot' needs n_components=None or {n_labels} "
+            f"(the number of labels), got {n_components}"
+        )
+    return n_components
 
 
 class _MulticlassProblem(Problem):
     def __init__(self, X, y):
         self.X, self.y = X, y
         self.n_examples, self.n_features = X.shape
+        self.mean_squared_norm = 1.0 + X.multiply(X).sum() / max(X.shape[0], 1)
 
     def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
         X = self.X
@@ -88,6 +91,7 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
     ----------
     n_components : int or None, default=None
         Dimension d of the label vectors; None means the number of classes.
+        Ignored when ``label_vectors="onehot"`` (one-hot vectors have d = M).
     label_vectors : {"learned", "onehot"}, default="learned"
         Learn ``A`` or keep it the identity (the structural SVM baseline).
     alpha : float, default=1e-4
@@ -98,6 +102,10 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
         Step size of the label-vector passes, in units of the mean squared
         norm of ``W phi(x) + b`` (so roughly the change of a margin per
         step), divided by sqrt(1 + k) on the k-th pass.
+    init : {"random", "onehot"}, default="random"
+        Start the learned label vectors from random unit vectors (the
+        paper's Algorithm 1) or from the identity (the paper's analysis
+        experiment; needs ``n_components`` equal to the number of classes).
     n_rounds : int, default=5
         Rounds of (label-vector pass, weight pass) after the first weight pass.
     n_epochs : int, default=5
@@ -131,13 +139,14 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
     _parameter_constraints = DISTRO_PARAMETER_CONSTRAINTS
 
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-4,
-                 nuclear_penalty=1e-3, label_learning_rate=0.05, n_rounds=5, n_epochs=5,
-                 n_init=1, random_state=None, verbose=0):
+                 nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
+                 n_epochs=5, n_init=1, random_state=None, verbose=0):
         self.n_components = n_components
         self.label_vectors = label_vectors
         self.alpha = alpha
         self.nuclear_penalty = nuclear_penalty
         self.label_learning_rate = label_learning_rate
+        self.init = init
         self.n_rounds = n_rounds
         self.n_epochs = n_epochs
         self.n_init = n_init
@@ -157,15 +166,16 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
         self.classes_, y_ids = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"DistroSVM needs samples of at least 2 classes; got only class {self.classes_[0]!r}"
+                f"DistroSVM needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
             )
         n_labels = len(self.classes_)
-        d = resolve_n_components(self.n_components, self.label_vectors, n_labels)
+        d = resolve_n_components(self, n_labels)
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         problem = _MulticlassProblem(X, y_ids.astype(np.int64))
         A, V, _, curve = fit_alternating(
             problem, n_labels, n_components=d, learned=self.label_vectors == "learned",
+            init_onehot=self.label_vectors == "onehot" or self.init == "onehot",
             alpha=self.alpha, nuclear_penalty=self.nuclear_penalty,
             label_learning_rate=self.label_learning_rate, n_rounds=self.n_rounds,
             n_epochs=self.n_epochs, n_init=self.n_init,
@@ -192,7 +202,8 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The highest-scoring class of every sample."""
-        return self.classes_[np.argmax(self._class_scores(X), axis=1)]
+        scores = self._class_scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 def label_similarity(label_vectors):
