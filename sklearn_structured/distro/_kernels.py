@@ -174,20 +174,35 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
     """
     # The proximal step runs after each sub-gradient step that moves A, with
     # the thresholds of the steps that did not move it added up (soft
-    # thresholds compose), so examples with zero loss cost no SVD.
+    # thresholds compose), so examples with zero loss cost no SVD. The pass
+    # returns the average of its iterates (columns renormalised), which is
+    # far less noisy than the last one.
+    total = np.zeros_like(A)
     pending = 0
     for i in order:
         z = Z[i]
         scores = z @ A
         predicted, loss = _most_violating_class(scores, y[i])
-        pending += 1
         if loss > 0.0:
+            total += pending * A
             A[:, predicted] -= eta * z
             A[:, y[i]] += eta * z
-            proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
             pending = 0
-    if pending:
-        proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+        pending += 1
+    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def _finish_label_epoch(A, total, pending, threshold, n_steps):
+    """Owe the pending thresholds, then replace A by the averaged iterate."""
+    if pending > 1:
+        proximal_nuclear_step(A, (pending - 1) * threshold)
+    total += pending * A
+    for l in range(A.shape[1]):
+        norm = np.sqrt(np.sum(total[:, l] ** 2))
+        if norm > 1e-12:
+            A[:, l] = total[:, l] / norm
 
 
 # ---------------------------------------------------------------------------
@@ -291,9 +306,9 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
     predicted = np.empty(max_length, dtype=np.int64)
     grad = np.empty((d, n_labels))
     zeros = np.zeros(n_labels)
-    pending = 0  # thresholds owed by steps that did not move A, as above
+    total = np.zeros_like(A)
+    pending = 0  # steps since A last moved; lazy thresholds and averaging as above
     for s in order:
-        pending += 1
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
         gold = y[lo:hi]
@@ -320,11 +335,12 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
                 grad[:, p1] += T.T @ A[:, p0]
                 grad[:, g0] -= T @ A[:, g1]
                 grad[:, g1] -= T.T @ A[:, g0]
+            total += pending * A
             A -= eta * grad
-            proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
             pending = 0
-    if pending:
-        proximal_nuclear_step(A, pending * eta * nuclear_penalty)
+        pending += 1
+    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
 
 
 @njit(cache=True, nogil=True)
