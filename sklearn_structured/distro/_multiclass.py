@@ -1,0 +1,223 @@
+"""DistroSVM: a multiclass structural SVM with learned label vectors."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils._compat import Interval, StrOptions, _fit_context
+from . import _kernels
+from ._alternating import Problem, fit_alternating
+
+DISTRO_PARAMETER_CONSTRAINTS = {
+    "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    "label_vectors": [StrOptions({"learned", "onehot"})],
+    "alpha": [Interval(Real, 0, None, closed="neither")],
+    "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
+    "label_learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "init": [StrOptions({"random", "onehot"})],
+    "n_rounds": [Interval(Integral, 0, None, closed="left")],
+    "n_epochs": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+def resolve_n_components(estimator, n_labels):
+    """d: the number of labels for one-hot vectors or when None, else n_components."""
+    n_components = estimator.n_components
+    if estimator.label_vectors == "onehot" or n_components is None:
+        return n_labels
+    if estimator.init == "onehot" and n_components != n_labels:
+        raise ValueError(
+            f"init='onehot' needs n_components=None or {n_labels} "
+            f"(the number of labels), got {n_components}"
+        )
+    return n_components
+
+
+class _MulticlassProblem(Problem):
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+        self.n_examples, self.n_features = X.shape
+        self.mean_squared_norm = 1.0 + X.multiply(X).sum() / max(X.shape[0], 1)
+
+    def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
+        X = self.X
+        return _kernels.multiclass_weight_epoch(
+            X.indptr, X.indices, X.data, self.y, order, A, V, U, state, alpha, t0
+        )
+
+    def projections(self, V):
+        return safe_sparse_dot(self.X, V[:-1]) + V[-1]
+
+    def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
+        Z = self.projections(V)
+        eta = rate / max(np.mean(np.sum(Z**2, axis=1)), 1e-12)
+        _kernels.multiclass_label_epoch(Z, self.y, order, A, eta, nuclear_penalty)
+
+    def mean_hinge_loss(self, A, V, T):
+        scores = self.projections(V) @ A
+        rows = np.arange(self.n_examples)
+        gold = scores[rows, self.y]
+        scores += 1.0
+        scores[rows, self.y] -= 1.0
+        return float(np.mean(scores.max(axis=1) - gold))
+
+
+class DistroSVM(ClassifierMixin, BaseEstimator):
+    """Multiclass structural SVM with learned label vectors (DISTRO).
+
+    Every class ``l`` has a unit vector ``a_l`` in R^d (a column of the
+    label matrix ``A``); an input with features ``phi(x)`` gives class ``l``
+    the score ``a_l^T (W phi(x) + b)`` with ``W`` a d x n_features weight
+    matrix. Training minimises
+
+        alpha/2 ||W||^2 + nuclear_penalty ||A||_* + mean_i max_l (score_l + [l != y_i] - score_{y_i})
+
+    by alternating minimisation (Srikumar & Manning, 2014, Algorithm 1):
+    averaged stochastic sub-gradient descent on ``W`` with ``A`` fixed, and
+    stochastic proximal steps on ``A`` with ``W`` fixed (singular values
+    soft-thresholded, columns renormalised). With ``label_vectors="onehot"``
+    (``A`` the identity) this is the Crammer-Singer structural SVM baseline.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Dimension d of the label vectors; None means the number of classes.
+        Ignored when ``label_vectors="onehot"`` (one-hot vectors have d = M).
+    label_vectors : {"learned", "onehot"}, default="learned"
+        Learn ``A`` or keep it the identity (the structural SVM baseline).
+    alpha : float, default=1e-4
+        L2 penalty lambda_1 on the weights.
+    nuclear_penalty : float, default=1e-3
+        Nuclear-norm penalty lambda_2 on the label matrix.
+    label_learning_rate : float, default=0.05
+        Step size of the label-vector passes, in units of the mean squared
+        norm of ``W phi(x) + b`` (so roughly the change of a margin per
+        step), divided by sqrt(1 + k) on the k-th pass.
+    init : {"random", "onehot"}, default="random"
+        Start the learned label vectors from random unit vectors (the
+        paper's Algorithm 1) or from the identity (the paper's analysis
+        experiment; needs ``n_components`` equal to the number of classes).
+    n_rounds : int, default=5
+        Rounds of (label-vector pass, weight pass) after the first weight pass.
+    n_epochs : int, default=5
+        Epochs in every pass.
+    n_init : int, default=1
+        Random initialisations of ``A``; the one with the lowest training
+        objective is kept.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+        1 prints every weight epoch and the objective after every pass; 2
+        adds the label-vector epochs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    label_vectors_ : ndarray of shape (n_components, n_classes)
+        The unit label vectors ``A``.
+    coef_ : ndarray of shape (n_components, n_features)
+        ``W``; class scores are ``(X @ coef_.T + intercept_) @ label_vectors_``.
+    intercept_ : ndarray of shape (n_components,)
+    objective_curve_ : list of float
+        Training objective after every pass of the kept initialisation.
+    n_features_in_ : int
+
+    References
+    ----------
+    V. Srikumar and C. D. Manning. Learning Distributed Representations for
+    Structured Output Prediction. NeurIPS 2014.
+    """
+
+    _parameter_constraints = DISTRO_PARAMETER_CONSTRAINTS
+
+    def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-4,
+                 nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
+                 n_epochs=5, n_init=1, random_state=None, verbose=0):
+        self.n_components = n_components
+        self.label_vectors = label_vectors
+        self.alpha = alpha
+        self.nuclear_penalty = nuclear_penalty
+        self.label_learning_rate = label_learning_rate
+        self.init = init
+        self.n_rounds = n_rounds
+        self.n_epochs = n_epochs
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn the weights and the label vectors from ``X`` and class labels ``y``."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, y_ids = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"DistroSVM needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
+            )
+        n_labels = len(self.classes_)
+        d = resolve_n_components(self, n_labels)
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        problem = _MulticlassProblem(X, y_ids.astype(np.int64))
+        A, V, _, curve = fit_alternating(
+            problem, n_labels, n_components=d, learned=self.label_vectors == "learned",
+            init_onehot=self.label_vectors == "onehot" or self.init == "onehot",
+            alpha=self.alpha, nuclear_penalty=self.nuclear_penalty,
+            label_learning_rate=self.label_learning_rate, n_rounds=self.n_rounds,
+            n_epochs=self.n_epochs, n_init=self.n_init,
+            rng=check_random_state(self.random_state), verbose=self.verbose,
+            name=type(self).__name__,
+        )
+        self.label_vectors_ = A
+        self.coef_ = np.ascontiguousarray(V[:-1].T)
+        self.intercept_ = V[-1].copy()
+        self.objective_curve_ = curve
+        return self
+
+    def _class_scores(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return (safe_sparse_dot(X, self.coef_.T) + self.intercept_) @ self.label_vectors_
+
+    def decision_function(self, X):
+        """Class scores, (n_samples, n_classes); for two classes the score of the second minus the first."""
+        scores = self._class_scores(X)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        """The highest-scoring class of every sample."""
+        scores = self._class_scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+def label_similarity(label_vectors):
+    """Cosine similarities between label vectors.
+
+    Takes a fitted DISTRO estimator (its ``label_vectors_``) or a d x M array
+    and returns the M x M matrix whose entry (i, j) is the cosine of the
+    angle between the vectors of labels i and j.
+    """
+    A = getattr(label_vectors, "label_vectors_", label_vectors)
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"label vectors must be a d x M array, got shape {A.shape}")
+    norms = np.linalg.norm(A, axis=0)
+    norms[norms == 0] = 1.0
+    unit = A / norms
+    return unit.T @ unit

@@ -1,0 +1,269 @@
+"""DistroSequenceSVM: a first-order chain structural SVM with learned label vectors."""
+
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_extraction import FeatureHasher
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels.chain import viterbi_batch
+from ..metrics import token_accuracy
+from ..utils import check_sentences, check_tagging_data, token_field
+from ..utils._compat import Interval, _fit_context
+from . import _kernels
+from ._alternating import Problem, fit_alternating
+from ._multiclass import DISTRO_PARAMETER_CONSTRAINTS, resolve_n_components
+
+
+def word_shape(word):
+    """Character classes of ``word`` with runs collapsed: "McDonald's" -> "XxXx'x".
+
+    Upper case -> X, lower case -> x, digit -> d, anything else kept.
+    """
+    shape = []
+    for ch in word:
+        if ch.isupper():
+            c = "X"
+        elif ch.islower():
+            c = "x"
+        elif ch.isdigit():
+            c = "d"
+        else:
+            c = ch
+        if not shape or shape[-1] != c:
+            shape.append(c)
+    return "".join(shape)
+
+
+def emission_features(sentence):
+    """The paper's POS emission features for every token of ``sentence``.
+
+    Word, prefix and suffix of length 3, previous and next word (with
+    sentence-boundary markers) and word shape, as strings to be hashed.
+    """
+    words = [token_field(token, "form") or "" for token in sentence]
+    padded = ["<s>"] + words + ["</s>"]
+    features = []
+    for i, word in enumerate(words):
+        features.append((
+            "w=" + word,
+            "p3=" + word[:3],
+            "s3=" + word[-3:],
+            "w-1=" + padded[i],
+            "w+1=" + padded[i + 2],
+            "shape=" + word_shape(word),
+        ))
+    return features
+
+
+class _SequenceProblem(Problem):
+    has_transitions = True
+
+    def __init__(self, tokens, offsets, y):
+        self.tokens, self.offsets, self.y = tokens, offsets, y
+        self.n_examples = len(offsets) - 1
+        self.n_features = tokens.shape[1]
+        self.max_length = int(np.max(np.diff(offsets)))
+        # per token: a step corrects the tokens that were labelled wrong
+        self.mean_squared_norm = 1.0 + tokens.multiply(tokens).sum() / max(tokens.shape[0], 1)
+
+    def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
+        X = self.tokens
+        return _kernels.sequence_weight_epoch(
+            X.indptr, X.indices, X.data, self.offsets, self.y, order, A, V, U, T, UT,
+            state, alpha, t0, self.max_length,
+        )
+
+    def projections(self, V):
+        return np.ascontiguousarray(self.tokens @ V[:-1] + V[-1])
+
+    def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
+        Z = self.projections(V)
+        eta = rate / max(np.mean(np.sum(Z**2, axis=1)), 1e-12)
+        _kernels.sequence_label_epoch(
+            Z, self.offsets, self.y, order, A, T, eta, nuclear_penalty, self.max_length
+        )
+
+    def mean_hinge_loss(self, A, V, T):
+        E = self.projections(V) @ A
+        transitions = _kernels.label_transition_scores(A, T)
+        return float(np.mean(_kernels.sequence_hinge_losses(E, self.offsets, self.y, transitions)))
+
+
+class DistroSequenceSVM(BaseEstimator):
+    """First-order sequence labeller: structural SVM with learned label vectors (DISTRO).
+
+    Every tag ``l`` has a unit vector ``a_l`` in R^d (a column of ``A``). A
+    tag sequence ``y`` of a sentence ``x`` scores
+
+        sum_t a_{y_t}^T (W phi(x, t) + b) + sum_t a_{y_t}^T T a_{y_{t+1}}
+
+    (atomic emission parts and compositional transition parts, Srikumar &
+    Manning 2014, section 3.1), with ``W`` d x n_features and ``T`` d x d.
+    It is decoded with Viterbi (:mod:`sklearn_structured.kernels.chain`).
+    Training minimises alpha/2 (||W||^2 + ||T||^2) + nuclear_penalty ||A||_*
+    plus the mean structured hinge loss with Hamming cost, alternating
+    averaged stochastic sub-gradient passes on (W, T) with stochastic
+    proximal passes on A. ``label_vectors="onehot"`` is the ordinary
+    first-order structural SVM.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Dimension d of the tag vectors; None means the number of tags.
+    label_vectors : {"learned", "onehot"}, default="learned"
+    alpha : float, default=1e-5
+        L2 penalty on W and T.
+    nuclear_penalty : float, default=1e-3
+        Nuclear-norm penalty on the tag matrix A.
+    label_learning_rate : float, default=0.05
+        Step size of the tag-vector passes in units of the mean squared
+        norm of a token's ``W phi + b``, divided by sqrt(1 + k) on pass k.
+    init : {"random", "onehot"}, default="random"
+        Start of the learned tag vectors, as in :class:`DistroSVM`.
+    n_rounds, n_epochs, n_init :
+        As in :class:`DistroSVM`: rounds of alternation after the first
+        weight pass, epochs per pass, random restarts of A (the restart
+        with the lowest training objective is kept).
+    features : callable or None, default=None
+        ``features(sentence)`` returns, for every token, an iterable of
+        feature strings. None uses :func:`emission_features` (word, prefix
+        and suffix of length 3, previous and next word, word shape).
+    hash_size : int, default=2**20
+        Feature strings are hashed into this many columns; only the columns
+        seen in training get weights.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of the tags
+    label_vectors_ : ndarray (n_components, n_tags)
+    coef_ : ndarray (n_components, n_used_features)
+        Emission weights, one column per hashed feature seen in training
+        (``feature_columns_``).
+    intercept_ : ndarray (n_components,)
+    transition_matrix_ : ndarray (n_components, n_components)
+        ``T``; tag ``i`` followed by tag ``j`` scores ``a_i^T T a_j``.
+    feature_columns_ : int64 ndarray
+        Sorted hash columns that carry weights.
+    objective_curve_ : list of float
+    """
+
+    _parameter_constraints = {
+        **DISTRO_PARAMETER_CONSTRAINTS,
+        "features": [callable, None],
+        "hash_size": [Interval(Integral, 2, None, closed="left")],
+    }
+
+    def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-5,
+                 nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
+                 n_epochs=5, n_init=1, features=None, hash_size=2**20, random_state=None, verbose=0):
+        self.n_components = n_components
+        self.label_vectors = label_vectors
+        self.alpha = alpha
+        self.nuclear_penalty = nuclear_penalty
+        self.label_learning_rate = label_learning_rate
+        self.init = init
+        self.n_rounds = n_rounds
+        self.n_epochs = n_epochs
+        self.n_init = n_init
+        self.features = features
+        self.hash_size = hash_size
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        tags.non_deterministic = False
+        return tags
+
+    def _hashed_tokens(self, sentences):
+        """CSR (n_tokens, hash_size) of the feature strings, and sentence offsets."""
+        extract = emission_features if self.features is None else self.features
+        per_token = []
+        lengths = np.empty(len(sentences), dtype=np.int64)
+        for i, sentence in enumerate(sentences):
+            token_features = list(extract(sentence))
+            if len(token_features) != len(sentence):
+                raise ValueError(
+                    f"features(X[{i}]) gave {len(token_features)} feature lists "
+                    f"for {len(sentence)} tokens"
+                )
+            per_token.extend(token_features)
+            lengths[i] = len(sentence)
+        hasher = FeatureHasher(self.hash_size, input_type="string", alternate_sign=False)
+        offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return hasher.transform(per_token).tocsr(), offsets
+
+    def _encode(self, sentences):
+        """Token feature matrix restricted to the columns seen in training."""
+        hashed, offsets = self._hashed_tokens(sentences)
+        columns = self.feature_columns_
+        position = np.searchsorted(columns, hashed.indices)
+        position[position == len(columns)] = 0
+        known = columns[position] == hashed.indices if len(columns) else np.zeros_like(position, bool)
+        rows = np.repeat(np.arange(hashed.shape[0]), np.diff(hashed.indptr))
+        tokens = sp.csr_matrix(
+            (hashed.data[known], (rows[known], position[known])),
+            shape=(hashed.shape[0], len(columns)),
+        )
+        tokens.sort_indices()
+        return tokens, offsets
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn from sentences ``X`` and their tag sequences ``y``."""
+        sentences, tags = check_tagging_data(X, y)
+        flat_tags = [tag for sequence in tags for tag in sequence]
+        self.classes_ = np.unique(flat_tags)
+        index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
+        y_ids = np.fromiter((index[tag] for tag in flat_tags), dtype=np.int64, count=len(flat_tags))
+        n_labels = len(self.classes_)
+        d = resolve_n_components(self, n_labels)
+
+        hashed, offsets = self._hashed_tokens(sentences)
+        self.feature_columns_ = np.unique(hashed.indices).astype(np.int64)
+        tokens, _ = self._encode(sentences)
+        problem = _SequenceProblem(tokens, offsets, y_ids)
+        A, V, T, curve = fit_alternating(
+            problem, n_labels, n_components=d, learned=self.label_vectors == "learned",
+            init_onehot=self.label_vectors == "onehot" or self.init == "onehot",
+            alpha=self.alpha, nuclear_penalty=self.nuclear_penalty,
+            label_learning_rate=self.label_learning_rate, n_rounds=self.n_rounds,
+            n_epochs=self.n_epochs, n_init=self.n_init,
+            rng=check_random_state(self.random_state), verbose=self.verbose,
+            name=type(self).__name__,
+        )
+        self.label_vectors_ = A
+        self.coef_ = np.ascontiguousarray(V[:-1].T)
+        self.intercept_ = V[-1].copy()
+        self.transition_matrix_ = T
+        self.objective_curve_ = curve
+        return self
+
+    def _label_scores(self, sentences):
+        tokens, offsets = self._encode(sentences)
+        emissions = np.ascontiguousarray((tokens @ self.coef_.T + self.intercept_) @ self.label_vectors_)
+        transitions = _kernels.label_transition_scores(self.label_vectors_, self.transition_matrix_)
+        return emissions, offsets, transitions
+
+    def predict(self, X):
+        """The highest-scoring tag sequence of every sentence (lists of tags)."""
+        check_is_fitted(self)
+        sentences = check_sentences(X)
+        emissions, offsets, transitions = self._label_scores(sentences)
+        zeros = np.zeros(len(self.classes_))
+        flat = viterbi_batch(emissions, offsets, transitions, zeros, zeros)
+        tags = self.classes_[flat]
+        return [tags[offsets[i]:offsets[i + 1]].tolist() for i in range(len(sentences))]
+
+    def score(self, X, y):
+        """Token accuracy of the predicted tags."""
+        return token_accuracy(y, self.predict(X))

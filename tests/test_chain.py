@@ -1,0 +1,86 @@
+"""Chain Viterbi kernels against brute-force enumeration of all label sequences."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sklearn_structured.kernels.chain import (
+    loss_augmented_viterbi,
+    sequence_score,
+    viterbi,
+    viterbi_batch,
+)
+
+
+def brute_force(emissions, transitions, start, end, gold=None, cost=0.0):
+    n_steps, n_labels = emissions.shape
+    best, best_score = None, -np.inf
+    for labels in itertools.product(range(n_labels), repeat=n_steps):
+        score = start[labels[0]] + end[labels[-1]]
+        score += sum(emissions[t, labels[t]] for t in range(n_steps))
+        score += sum(transitions[labels[t - 1], labels[t]] for t in range(1, n_steps))
+        if gold is not None:
+            score += cost * sum(a != b for a, b in zip(labels, gold))
+        if score > best_score:
+            best, best_score = labels, score
+    return np.array(best), best_score
+
+
+def random_chain(rng, n_steps, n_labels, with_ends):
+    emissions = rng.normal(size=(n_steps, n_labels))
+    transitions = rng.normal(size=(n_labels, n_labels))
+    if with_ends:
+        return emissions, transitions, rng.normal(size=n_labels), rng.normal(size=n_labels)
+    return emissions, transitions, np.zeros(n_labels), np.zeros(n_labels)
+
+
+SIZES = [(t, m) for t in range(1, 6) for m in range(1, 5)]
+
+
+@pytest.mark.parametrize("n_steps,n_labels", SIZES)
+@pytest.mark.parametrize("with_ends", [False, True])
+def test_viterbi_matches_enumeration(n_steps, n_labels, with_ends):
+    rng = np.random.default_rng(100 * n_steps + n_labels)
+    for _ in range(5):
+        chain = random_chain(rng, n_steps, n_labels, with_ends)
+        labels, score = viterbi(*chain)
+        expected, expected_score = brute_force(*chain)
+        np.testing.assert_array_equal(labels, expected)
+        assert score == pytest.approx(expected_score)
+        assert sequence_score(*chain, labels) == pytest.approx(score)
+
+
+@pytest.mark.parametrize("n_steps,n_labels", SIZES)
+def test_loss_augmented_viterbi_matches_enumeration(n_steps, n_labels):
+    rng = np.random.default_rng(7 + 100 * n_steps + n_labels)
+    for cost in (0.5, 1.0, 3.0):
+        chain = random_chain(rng, n_steps, n_labels, with_ends=True)
+        gold = rng.integers(0, n_labels, size=n_steps).astype(np.int64)
+        labels, score = loss_augmented_viterbi(*chain, gold, cost)
+        expected, expected_score = brute_force(*chain, gold=gold, cost=cost)
+        np.testing.assert_array_equal(labels, expected)
+        assert score == pytest.approx(expected_score)
+        hamming = np.sum(labels != gold)
+        assert sequence_score(*chain, labels) + cost * hamming == pytest.approx(score)
+
+
+def test_large_cost_moves_every_label_off_gold():
+    rng = np.random.default_rng(0)
+    chain = random_chain(rng, 6, 3, with_ends=True)
+    gold = np.array([0, 1, 2, 0, 1, 2])
+    labels, _ = loss_augmented_viterbi(*chain, gold, 1e6)
+    assert np.all(labels != gold)
+
+
+def test_batch_equals_one_by_one():
+    rng = np.random.default_rng(3)
+    lengths = [1, 4, 2, 7, 3]
+    n_labels = 4
+    _, transitions, start, end = random_chain(rng, 1, n_labels, with_ends=True)
+    pieces = [rng.normal(size=(n, n_labels)) for n in lengths]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    flat = viterbi_batch(np.vstack(pieces), offsets, transitions, start, end)
+    for s, piece in enumerate(pieces):
+        labels, _ = viterbi(piece, transitions, start, end)
+        np.testing.assert_array_equal(flat[offsets[s]:offsets[s + 1]], labels)
