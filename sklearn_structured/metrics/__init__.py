@@ -1,0 +1,18 @@
+"""Evaluation metrics for structures, and scorers for model selection."""
+
+from ._constituency import bracket_f1
+from ._dependency import AttachmentScores, attachment_score, is_punctuation
+from ._language_model import perplexity
+from ._scorers import token_accuracy_scorer, uas_scorer
+from ._tagging import token_accuracy
+
+__all__ = [
+    "AttachmentScores",
+    "attachment_score",
+    "bracket_f1",
+    "is_punctuation",
+    "perplexity",
+    "token_accuracy",
+    "token_accuracy_scorer",
+    "uas_scorer",
+]
