@@ -1,6 +1,7 @@
 """What RankSpacePCFG and RankSpaceHMM share: vocabulary, equal-length batches,
 the Adam training loop with early stopping on validation likelihood, threads."""
 
+import copy
 import time
 from contextlib import contextmanager
 
@@ -95,13 +96,20 @@ class RankSpaceModelMixin(BaseEstimator):
 
         ``X_val``, when given, is scored after every epoch: the parameters with
         the best validation likelihood are kept, and training stops after
-        ``n_iter_no_change`` epochs without improvement.
+        ``n_iter_no_change`` epochs without improvement. With ``warm_start``
+        a second call continues from the fitted parameters, optimiser state
+        and vocabulary for ``n_epochs`` more epochs.
         """
         sentences = sentence_forms(X)
         rng = check_random_state(self.random_state)
-        self.vocabulary_ = build_vocabulary(
-            [self._with_end(s) for s in sentences], self.max_vocabulary, self.min_frequency
-        )
+        continuing = self.warm_start and getattr(self, "params_", None) is not None
+        if continuing:
+            # a fresh shuffle per call, still determined by random_state
+            rng = np.random.RandomState([rng.randint(2**31 - 1), self.n_iter_])
+        else:
+            self.vocabulary_ = build_vocabulary(
+                [self._with_end(s) for s in sentences], self.max_vocabulary, self.min_frequency
+            )
         encoded = [
             s for s in self._encode(sentences) if self._min_length <= len(s) <= self._max_encoded_length()
         ]
@@ -110,14 +118,20 @@ class RankSpaceModelMixin(BaseEstimator):
                 f"no training sentence has between {self._min_length} and {self._max_encoded_length()} tokens"
             )
         validation = None if X_val is None else self._encode(sentence_forms(X_val, name="X_val"))
-        params = self._init_params(len(self.vocabulary_), rng)
         optimizer = Adam(self.learning_rate, self._betas, self.max_grad_norm)
+        if continuing:
+            params = {k: v.copy() for k, v in self.params_.items()}
+            optimizer.state = copy.deepcopy(self.optimizer_state_)
+            first_epoch = self.n_iter_
+        else:
+            params = self._init_params(len(self.vocabulary_), rng)
+            self.history_ = []
+            first_epoch = 0
         lengths = np.array([len(s) for s in encoded])
-        self.history_ = []
         best_score, best_params, stale = -np.inf, None, 0
         start = time.perf_counter()
         with numba_threads(self.n_jobs):
-            for epoch in range(self.n_epochs):
+            for epoch in range(first_epoch, first_epoch + self.n_epochs):
                 total_log_p = 0.0
                 for batch in length_batches(lengths, self.batch_size, rng):
                     words = np.stack([encoded[i] for i in batch])
@@ -149,6 +163,7 @@ class RankSpaceModelMixin(BaseEstimator):
         if best_params is not None:
             params = best_params
         self.params_ = params
+        self.optimizer_state_ = optimizer.state
         self.n_iter_ = len(self.history_)
         self._set_factors(self._probabilities(params)[0])
         return self

@@ -49,7 +49,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
     n_epochs, max_vocabulary, min_frequency, n_iter_no_change, max_grad_norm,
-    random_state, verbose, n_jobs :
+    warm_start, random_state, verbose, n_jobs :
         As for :class:`RankSpacePCFG`.
 
     Attributes
@@ -75,6 +75,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         "min_frequency": [Interval(Integral, 1, None, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
@@ -98,6 +99,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         min_frequency=1,
         n_iter_no_change=5,
         max_grad_norm=5.0,
+        warm_start=False,
         random_state=None,
         verbose=0,
         n_jobs=None,
@@ -114,6 +116,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         self.min_frequency = min_frequency
         self.n_iter_no_change = n_iter_no_change
         self.max_grad_norm = max_grad_norm
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs

@@ -104,6 +104,9 @@ class RankSpacePCFG(RankSpaceModelMixin):
         better validation likelihood (the best parameters are kept).
     max_grad_norm : float
         Gradients are clipped to this global norm.
+    warm_start : bool
+        When True, ``fit`` continues from the previous fit (parameters, Adam
+        moments, vocabulary) instead of starting afresh.
     random_state : int, RandomState or None
     verbose : int
         Print one line per epoch.
@@ -139,6 +142,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         "min_frequency": [Interval(Integral, 1, None, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
@@ -163,6 +167,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         min_frequency=1,
         n_iter_no_change=5,
         max_grad_norm=3.0,
+        warm_start=False,
         random_state=None,
         verbose=0,
         n_jobs=None,
@@ -180,6 +185,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         self.min_frequency = min_frequency
         self.n_iter_no_change = n_iter_no_change
         self.max_grad_norm = max_grad_norm
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
