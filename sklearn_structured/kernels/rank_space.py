@@ -115,7 +115,16 @@ def _scaled_leaves(leaf):
 
 
 @njit(cache=True, nogil=True)
-def _leaf_charts(leaf, VP, WP):
+def rank_space_leaves(leaf, VP, WP):
+    """Leaf charts: the width-1 left / right vectors ``e_i @ V_P``, ``e_i @ W_P``.
+
+    ``leaf`` ``(b, n, PT)`` holds p(w_i | P). Returns ``(left, right, lognorm,
+    scaled_leaves)``: charts ``(b, n + 1, n, r)`` indexed [sentence, width,
+    start] with only width 1 filled, their log-normalisers ``(b, n + 1, n)``,
+    and the emission vectors scaled to max 1 ``(b * n, PT)``. This O(n PT r)
+    projection is the only per-word work that depends on the number of symbols
+    (the paper counts it with the one-time precomputation).
+    """
     batch, n, _ = leaf.shape
     r = VP.shape[1]
     dtype = VP.dtype
@@ -132,22 +141,17 @@ def _leaf_charts(leaf, VP, WP):
 
 
 @njit(cache=True, nogil=True)
-def rank_space_inside(leaf, VP, WP, ML, MR, root_rank):
-    """Rank-space inside pass over a batch of equal-length sentences.
+def rank_space_recursion(left, right, lognorm, ML, MR, root_rank):
+    """The rank-space inside recursion over leaf charts from :func:`rank_space_leaves`.
 
-    Parameters: ``leaf`` ``(b, n, PT)`` emission probabilities p(w_i | P) of the
-    words; ``VP``, ``WP`` ``(PT, r)`` preterminal rows of ``V`` and ``W``;
-    ``ML = U^T V_N`` and ``MR = U^T W_N`` ``(r, r)``; ``root_rank = s^T U``
-    ``(r,)``. All floating arrays share one dtype (float32 or float64), and
-    ``n >= 2``.
-
-    Returns ``(log_z, alpha, left, right, lognorm, scaled_leaves)``; the charts
-    are what :func:`rank_space_outside` needs.
+    Fills the wider spans of ``left``, ``right`` and ``lognorm`` in place and
+    returns ``(log_z, alpha)``. Its cost, O(n^3 r + n^2 r^2) per sentence, does
+    not depend on the number of symbols.
     """
-    batch, n, _ = leaf.shape
-    r = VP.shape[1]
-    left, right, lognorm, scaled = _leaf_charts(leaf, VP, WP)
-    alpha = np.zeros((batch, n + 1, n, r), VP.dtype)
+    batch = left.shape[0]
+    n = left.shape[2]
+    r = left.shape[3]
+    alpha = np.zeros((batch, n + 1, n, r), left.dtype)
     both = np.ascontiguousarray(np.concatenate((ML, MR), axis=1))
     for width in range(2, n + 1):
         _split_sums_of_width(left, right, lognorm, alpha, width)
@@ -162,6 +166,24 @@ def rank_space_inside(leaf, VP, WP, ML, MR, root_rank):
         for q in range(r):
             total += root_rank[q] * alpha[s, n, 0, q]
         log_z[s] = lognorm[s, n, 0] + np.log(total) if total > 0.0 else -np.inf
+    return log_z, alpha
+
+
+@njit(cache=True, nogil=True)
+def rank_space_inside(leaf, VP, WP, ML, MR, root_rank):
+    """Rank-space inside pass over a batch of equal-length sentences.
+
+    Parameters: ``leaf`` ``(b, n, PT)`` emission probabilities p(w_i | P) of the
+    words; ``VP``, ``WP`` ``(PT, r)`` preterminal rows of ``V`` and ``W``;
+    ``ML = U^T V_N`` and ``MR = U^T W_N`` ``(r, r)``; ``root_rank = s^T U``
+    ``(r,)``. All floating arrays share one dtype (float32 or float64), and
+    ``n >= 2``.
+
+    Returns ``(log_z, alpha, left, right, lognorm, scaled_leaves)``; the charts
+    are what :func:`rank_space_outside` needs.
+    """
+    left, right, lognorm, scaled = rank_space_leaves(leaf, VP, WP)
+    log_z, alpha = rank_space_recursion(left, right, lognorm, ML, MR, root_rank)
     return log_z, alpha, left, right, lognorm, scaled
 
 
@@ -277,17 +299,18 @@ def rank_space_outside(leaf, VP, WP, ML, MR, root_rank, alpha, left, right, logn
 
 
 @njit(cache=True, nogil=True)
-def td_pcfg_inside(leaf, VP, WP, U, VN, WN, root):
-    """Inside pass of TD-PCFG (Yang et al. 2021b) for comparison: O(n^3 r + n^2 m r).
+def td_pcfg_recursion(left, right, lognorm, U, VN, WN, root):
+    """Inside recursion of TD-PCFG (Yang et al. 2021b) for comparison: O(n^3 r + n^2 m r).
 
-    Same CPD grammar, but each span carries its nonterminal vector
-    ``beta = U alpha`` and the child vectors are ``beta @ V_N`` / ``beta @ W_N``,
-    so the cost per span grows with the number of symbols. Returns ``log Z``.
+    Same CPD grammar and leaf charts as :func:`rank_space_recursion`, but each
+    span carries its nonterminal vector ``beta = U alpha`` and the child
+    vectors are ``beta @ V_N`` / ``beta @ W_N``, so the cost per span grows
+    with the number of symbols. Returns ``log Z``.
     """
-    batch, n, _ = leaf.shape
-    left, right, lognorm, _ = _leaf_charts(leaf, VP, WP)
-    r = VP.shape[1]
-    alpha = np.zeros((batch, n + 1, n, r), VP.dtype)
+    batch = left.shape[0]
+    n = left.shape[2]
+    r = left.shape[3]
+    alpha = np.zeros((batch, n + 1, n, r), left.dtype)
     U_t = np.ascontiguousarray(U.T)
     children = np.ascontiguousarray(np.concatenate((VN, WN), axis=1))
     log_z = np.empty(batch)
@@ -305,6 +328,13 @@ def td_pcfg_inside(leaf, VP, WP, U, VN, WN, root):
                 total = totals[s]
                 log_z[s] = lognorm[s, n, 0] + np.log(total) if total > 0.0 else -np.inf
     return log_z
+
+
+@njit(cache=True, nogil=True)
+def td_pcfg_inside(leaf, VP, WP, U, VN, WN, root):
+    """TD-PCFG inside pass from the emission probabilities (see :func:`td_pcfg_recursion`)."""
+    left, right, lognorm, _ = rank_space_leaves(leaf, VP, WP)
+    return td_pcfg_recursion(left, right, lognorm, U, VN, WN, root)
 
 
 @njit(cache=True, nogil=True)
