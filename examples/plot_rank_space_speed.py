@@ -1,0 +1,77 @@
+"""
+================================================================
+Inside time against the number of symbols: rank space vs TD-PCFG
+================================================================
+
+With a CPD-decomposed rule tensor ``T[A, B, C] = sum_q U[A, q] V[B, q] W[C, q]``
+the inside algorithm can keep each span as a vector over nonterminals
+(TD-PCFG, Yang et al. 2021b: O(n^3 r + n^2 m r)) or, after marginalising the
+symbols once per grammar, as a vector over the rank only (Yang, Liu & Tu
+2022: O(n^3 r + n^2 r^2), after an O(m r^2) precomputation). This example
+times both kernels of :mod:`sklearn_structured.kernels.rank_space` on random
+grammars of growing size at a fixed rank: the rank-space time stays flat.
+"""
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sklearn_structured.kernels.rank_space import rank_space_inside, td_pcfg_inside
+
+
+def random_grammar(rng, nt, pt, rank, n_words):
+    def normalise(x, axis):
+        return x / x.sum(axis=axis, keepdims=True)
+
+    s = nt + pt
+    U = normalise(rng.random((nt, rank)), 1)
+    V = normalise(rng.random((s, rank)), 0)
+    W = normalise(rng.random((s, rank)), 0)
+    root = normalise(rng.random(nt), 0)
+    emission = normalise(rng.random((pt, n_words)), 1)
+    return root, U, V, W, emission
+
+
+def cpu_seconds(fn, repeats=3):
+    fn()  # compile / warm up
+    start = time.process_time()
+    for _ in range(repeats):
+        fn()
+    return (time.process_time() - start) / repeats
+
+
+rng = np.random.default_rng(0)
+rank, batch, n, n_words = 64, 8, 20, 500
+sizes = [10, 30, 100, 250, 500, 1000]  # nonterminals; preterminals are twice as many
+rank_times, td_times = [], []
+for nt in sizes:
+    root, U, V, W, emission = (a.astype(np.float32) for a in random_grammar(rng, nt, 2 * nt, rank, n_words))
+    words = rng.integers(0, n_words, size=(batch, n))
+    leaf = np.ascontiguousarray(emission[:, words].transpose(1, 2, 0))
+    VP, WP, VN, WN = (np.ascontiguousarray(a) for a in (V[nt:], W[nt:], V[:nt], W[:nt]))
+
+    def rank_space():
+        # the O(m r^2) precomputation is part of every call, as in training
+        return rank_space_inside(leaf, VP, WP, U.T @ VN, U.T @ WN, root @ U)[0]
+
+    def td_pcfg():
+        return td_pcfg_inside(leaf, VP, WP, U, VN, WN, root)
+
+    assert np.allclose(rank_space(), td_pcfg(), rtol=1e-3)
+    rank_times.append(cpu_seconds(rank_space))
+    td_times.append(cpu_seconds(td_pcfg))
+    print(f"m = {3 * nt:5d}: rank space {1000 * rank_times[-1]:6.1f} ms, TD-PCFG {1000 * td_times[-1]:7.1f} ms")
+
+# %%
+m = [3 * nt for nt in sizes]
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.plot(m, 1000 * np.array(rank_times), "o-", label="rank-space inside")
+ax.plot(m, 1000 * np.array(td_times), "s-", label="TD-PCFG inside")
+ax.set_xlabel("number of symbols m = NT + PT")
+ax.set_ylabel(f"CPU ms per batch ({batch} sentences of {n} words)")
+ax.set_title(f"inside pass at rank {rank}, float32, one thread")
+ax.legend()
+plt.tight_layout()
+plt.show()

@@ -1,0 +1,442 @@
+"""Rank-space inference for CPD-decomposed PCFGs and HMMs (Yang, Liu & Tu 2022).
+
+PCFG. The binary rule tensor is ``T[A, B, C] = sum_q U[A, q] V[B, q] W[C, q]``
+with ``U`` over the nonterminals and ``V``, ``W`` over all symbols (nonterminals
+first, then preterminals). Marginalising the state nodes leaves an inside pass
+over rank vectors only::
+
+    alpha[i, j] = sum_k left[i, k] * right[k, j]          (elementwise, O(r))
+    left[i, j]  = alpha[i, j] @ (U^T V_N)                  (r x r, for width >= 2)
+    right[i, j] = alpha[i, j] @ (U^T W_N)
+    left[i, i+1] = e_i @ V_P,  right[i, i+1] = e_i @ W_P   (e_i: p(w_i | P))
+    Z = (s^T U) . alpha[0, n]
+
+so that a sentence costs O(n^3 r + n^2 r^2) once the ``r x r`` matrices are
+built (O(m r^2) per grammar). Every span stores its vectors scaled by a
+positive factor and the log of that factor: split-point sums combine the
+log-factors in log space (one max per span) and the vectors in linear space.
+
+Charts are indexed ``[sentence, width, start, rank]`` and all sentences of a
+batch have the same length ``n``. The split sums run in parallel over the
+spans of one width; the ``r x r`` products of one width are a single matrix
+product over the whole batch.
+
+HMM. ``p(z', x | z) = sum_q U[z, q] V[z', q] W[x, q]``; with ``K = V^T U`` the
+forward pass is ``h_0 = (pi U) * W[x_0]``, ``h_t = (h_{t-1} K) * W[x_t]`` and
+``p(x) = sum(h_{T-1})`` (the columns of ``V`` sum to one), O(T r^2), rescaled
+to sum one at every step.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True)
+def _split_sum(left, right, lognorm, width, i, out):
+    """Fill ``out`` with the scaled sum over split points of span (i, i+width).
+
+    Returns the span's log-normaliser (``-inf`` when every split is zero).
+    """
+    j = i + width
+    top = -np.inf
+    for k in range(i + 1, j):
+        s = lognorm[k - i, i] + lognorm[j - k, k]
+        if s > top:
+            top = s
+    out[:] = 0.0
+    if top == -np.inf:
+        return -np.inf
+    weight_cell = np.empty(1, out.dtype)  # keeps the inner loop in the chart's dtype
+    for k in range(i + 1, j):
+        weight_cell[0] = np.exp(lognorm[k - i, i] + lognorm[j - k, k] - top)
+        weight = weight_cell[0]
+        if weight == 0.0:
+            continue
+        lk = left[k - i, i]
+        rk = right[j - k, k]
+        for q in range(out.shape[0]):
+            out[q] += weight * lk[q] * rk[q]
+    biggest = out.max()
+    if biggest <= 0.0:
+        out[:] = 0.0
+        return -np.inf
+    out /= biggest
+    return top + np.log(biggest)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _split_sums_of_width(left, right, lognorm, alpha, width):
+    """Rank vectors of every span of one width, in parallel over the batch."""
+    batch = left.shape[0]
+    n = left.shape[2]
+    n_spans = n - width + 1
+    for task in prange(batch * n_spans):
+        s = task // n_spans
+        i = task % n_spans
+        lognorm[s, width, i] = _split_sum(left[s], right[s], lognorm[s], width, i, alpha[s, width, i])
+
+
+@njit(cache=True, nogil=True)
+def _gather_width(chart, width, n_spans):
+    batch = chart.shape[0]
+    r = chart.shape[3]
+    out = np.empty((batch * n_spans, r), chart.dtype)
+    for s in range(batch):
+        for i in range(n_spans):
+            out[s * n_spans + i] = chart[s, width, i]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _scatter_width(rows, chart, width, n_spans, first_column):
+    batch = chart.shape[0]
+    r = chart.shape[3]
+    for s in range(batch):
+        for i in range(n_spans):
+            chart[s, width, i] = rows[s * n_spans + i, first_column:first_column + r]
+
+
+@njit(cache=True, nogil=True)
+def _scaled_leaves(leaf):
+    """Emission vectors divided by their maximum, and the logs of the maxima."""
+    batch, n, n_pre = leaf.shape
+    scaled = np.empty((batch * n, n_pre), leaf.dtype)
+    lognorm = np.empty((batch, n))
+    for s in range(batch):
+        for i in range(n):
+            biggest = leaf[s, i].max()
+            if biggest > 0.0:
+                scaled[s * n + i] = leaf[s, i] / biggest
+                lognorm[s, i] = np.log(biggest)
+            else:
+                scaled[s * n + i] = 0.0
+                lognorm[s, i] = -np.inf
+    return scaled, lognorm
+
+
+@njit(cache=True, nogil=True)
+def rank_space_leaves(leaf, VP, WP):
+    """Leaf charts: the width-1 left / right vectors ``e_i @ V_P``, ``e_i @ W_P``.
+
+    ``leaf`` ``(b, n, PT)`` holds p(w_i | P). Returns ``(left, right, lognorm,
+    scaled_leaves)``: charts ``(b, n + 1, n, r)`` indexed [sentence, width,
+    start] with only width 1 filled, their log-normalisers ``(b, n + 1, n)``,
+    and the emission vectors scaled to max 1 ``(b * n, PT)``. This O(n PT r)
+    projection is the only per-word work that depends on the number of symbols
+    (the paper counts it with the one-time precomputation).
+    """
+    batch, n, _ = leaf.shape
+    r = VP.shape[1]
+    dtype = VP.dtype
+    left = np.zeros((batch, n + 1, n, r), dtype)
+    right = np.zeros((batch, n + 1, n, r), dtype)
+    lognorm = np.full((batch, n + 1, n), -np.inf)
+    scaled, leaf_lognorm = _scaled_leaves(leaf)
+    rows_left = np.dot(scaled, VP)
+    rows_right = np.dot(scaled, WP)
+    _scatter_width(rows_left, left, 1, n, 0)
+    _scatter_width(rows_right, right, 1, n, 0)
+    lognorm[:, 1, :] = leaf_lognorm
+    return left, right, lognorm, scaled
+
+
+@njit(cache=True, nogil=True)
+def rank_space_recursion(left, right, lognorm, ML, MR, root_rank):
+    """The rank-space inside recursion over leaf charts from :func:`rank_space_leaves`.
+
+    Fills the wider spans of ``left``, ``right`` and ``lognorm`` in place and
+    returns ``(log_z, alpha)``. Its cost, O(n^3 r + n^2 r^2) per sentence, does
+    not depend on the number of symbols.
+    """
+    batch = left.shape[0]
+    n = left.shape[2]
+    r = left.shape[3]
+    alpha = np.zeros((batch, n + 1, n, r), left.dtype)
+    both = np.ascontiguousarray(np.concatenate((ML, MR), axis=1))
+    for width in range(2, n + 1):
+        _split_sums_of_width(left, right, lognorm, alpha, width)
+        if width < n:
+            n_spans = n - width + 1
+            products = np.dot(_gather_width(alpha, width, n_spans), both)
+            _scatter_width(products, left, width, n_spans, 0)
+            _scatter_width(products, right, width, n_spans, r)
+    log_z = np.empty(batch)
+    for s in range(batch):
+        total = 0.0
+        for q in range(r):
+            total += root_rank[q] * alpha[s, n, 0, q]
+        log_z[s] = lognorm[s, n, 0] + np.log(total) if total > 0.0 else -np.inf
+    return log_z, alpha
+
+
+@njit(cache=True, nogil=True)
+def rank_space_inside(leaf, VP, WP, ML, MR, root_rank):
+    """Rank-space inside pass over a batch of equal-length sentences.
+
+    Parameters: ``leaf`` ``(b, n, PT)`` emission probabilities p(w_i | P) of the
+    words; ``VP``, ``WP`` ``(PT, r)`` preterminal rows of ``V`` and ``W``;
+    ``ML = U^T V_N`` and ``MR = U^T W_N`` ``(r, r)``; ``root_rank = s^T U``
+    ``(r,)``. All floating arrays share one dtype (float32 or float64), and
+    ``n >= 2``.
+
+    Returns ``(log_z, alpha, left, right, lognorm, scaled_leaves)``; the charts
+    are what :func:`rank_space_outside` needs.
+    """
+    left, right, lognorm, scaled = rank_space_leaves(leaf, VP, WP)
+    log_z, alpha = rank_space_recursion(left, right, lognorm, ML, MR, root_rank)
+    return log_z, alpha, left, right, lognorm, scaled
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width):
+    """Adjoints of the left / right vectors of every span of one width.
+
+    Gathers from all wider parents (their adjoints are complete), so spans of
+    one width are independent and run in parallel.
+    """
+    batch = left.shape[0]
+    n = left.shape[2]
+    r = left.shape[3]
+    n_spans = n - width + 1
+    for task in prange(batch * n_spans):
+        s = task // n_spans
+        i = task % n_spans
+        j = i + width
+        gl = left_grad[s, width, i]
+        gr = right_grad[s, width, i]
+        gl[:] = 0.0
+        gr[:] = 0.0
+        own = lognorm[s, width, i]
+        if own == -np.inf:
+            continue
+        weight_cell = np.empty(1, gl.dtype)
+        # (i, j) as the left child of (i, end): sibling (j, end)
+        for end in range(j + 1, n + 1):
+            parent = lognorm[s, end - i, i]
+            if parent == -np.inf:
+                continue
+            weight_cell[0] = np.exp(own + lognorm[s, end - j, j] - parent)
+            weight = weight_cell[0]
+            pg = alpha_grad[s, end - i, i]
+            sib = right[s, end - j, j]
+            for q in range(r):
+                gl[q] += weight * pg[q] * sib[q]
+        # (i, j) as the right child of (start, j): sibling (start, i)
+        for start in range(i):
+            parent = lognorm[s, j - start, start]
+            if parent == -np.inf:
+                continue
+            weight_cell[0] = np.exp(own + lognorm[s, i - start, start] - parent)
+            weight = weight_cell[0]
+            pg = alpha_grad[s, j - start, start]
+            sib = left[s, i - start, start]
+            for q in range(r):
+                gr[q] += weight * pg[q] * sib[q]
+
+
+@njit(cache=True, nogil=True)
+def rank_space_outside(leaf, VP, WP, ML, MR, root_rank, alpha, left, right, lognorm, scaled):
+    """Backward of :func:`rank_space_inside`: span marginals and gradients.
+
+    Every adjoint is a derivative of ``sum_s log Z_s`` with respect to a
+    *scaled* chart vector, so its magnitude stays near that of a probability.
+    Returns ``(marginals, leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad,
+    root_rank_grad)``: ``marginals[s, i, j]`` is the posterior probability
+    that span (i, j) (width >= 2) is a constituent of sentence ``s``;
+    ``leaf_grad`` has the shape of ``leaf``; the others are summed over the
+    batch.
+    """
+    batch, n, n_pre = leaf.shape
+    r = VP.shape[1]
+    dtype = VP.dtype
+    alpha_grad = np.zeros_like(alpha)
+    left_grad = np.zeros_like(left)
+    right_grad = np.zeros_like(right)
+    marginals = np.zeros((batch, n + 1, n + 1))
+    ML_grad = np.zeros((r, r), dtype)
+    MR_grad = np.zeros((r, r), dtype)
+    root_rank_grad = np.zeros(r, dtype)
+    both_t = np.ascontiguousarray(np.concatenate((ML, MR), axis=1).T)  # (2r, r)
+
+    for s in range(batch):
+        total = 0.0
+        for q in range(r):
+            total += root_rank[q] * alpha[s, n, 0, q]
+        if total > 0.0:
+            alpha_grad[s, n, 0] = root_rank / total
+            root_rank_grad += alpha[s, n, 0] / total
+            marginals[s, 0, n] = 1.0
+
+    for width in range(n - 1, 0, -1):
+        n_spans = n - width + 1
+        _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width)
+        if width == 1:
+            break
+        child_grads = np.empty((batch * n_spans, 2 * r), dtype)
+        child_grads[:, :r] = _gather_width(left_grad, width, n_spans)
+        child_grads[:, r:] = _gather_width(right_grad, width, n_spans)
+        own = _gather_width(alpha, width, n_spans)
+        _scatter_width(np.dot(child_grads, both_t), alpha_grad, width, n_spans, 0)
+        own_t = np.ascontiguousarray(own.T)
+        ML_grad += np.dot(own_t, np.ascontiguousarray(child_grads[:, :r]))
+        MR_grad += np.dot(own_t, np.ascontiguousarray(child_grads[:, r:]))
+        for s in range(batch):
+            for i in range(n_spans):
+                marginals[s, i, i + width] = np.dot(alpha[s, width, i], alpha_grad[s, width, i])
+
+    leaf_left = _gather_width(left_grad, 1, n)
+    leaf_right = _gather_width(right_grad, 1, n)
+    scaled_t = np.ascontiguousarray(scaled.T)
+    VP_grad = np.dot(scaled_t, leaf_left)
+    WP_grad = np.dot(scaled_t, leaf_right)
+    scaled_grad = np.dot(leaf_left, np.ascontiguousarray(VP.T)) + np.dot(leaf_right, np.ascontiguousarray(WP.T))
+    leaf_grad = np.zeros((batch, n, n_pre), dtype)
+    for s in range(batch):
+        for i in range(n):
+            if lognorm[s, 1, i] > -np.inf:
+                leaf_grad[s, i] = scaled_grad[s * n + i] * np.exp(-lognorm[s, 1, i])
+    return marginals, leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad
+
+
+@njit(cache=True, nogil=True)
+def td_pcfg_recursion(left, right, lognorm, U, VN, WN, root):
+    """Inside recursion of TD-PCFG (Yang et al. 2021b) for comparison: O(n^3 r + n^2 m r).
+
+    Same CPD grammar and leaf charts as :func:`rank_space_recursion`, but each
+    span carries its nonterminal vector ``beta = U alpha`` and the child
+    vectors are ``beta @ V_N`` / ``beta @ W_N``, so the cost per span grows
+    with the number of symbols. Returns ``log Z``.
+    """
+    batch = left.shape[0]
+    n = left.shape[2]
+    r = left.shape[3]
+    alpha = np.zeros((batch, n + 1, n, r), left.dtype)
+    U_t = np.ascontiguousarray(U.T)
+    children = np.ascontiguousarray(np.concatenate((VN, WN), axis=1))
+    log_z = np.empty(batch)
+    for width in range(2, n + 1):
+        _split_sums_of_width(left, right, lognorm, alpha, width)
+        n_spans = n - width + 1
+        beta = np.dot(_gather_width(alpha, width, n_spans), U_t)  # (spans, NT)
+        if width < n:
+            products = np.dot(beta, children)
+            _scatter_width(products, left, width, n_spans, 0)
+            _scatter_width(products, right, width, n_spans, r)
+        else:
+            totals = np.dot(beta, root)
+            for s in range(batch):
+                total = totals[s]
+                log_z[s] = lognorm[s, n, 0] + np.log(total) if total > 0.0 else -np.inf
+    return log_z
+
+
+@njit(cache=True, nogil=True)
+def td_pcfg_inside(leaf, VP, WP, U, VN, WN, root):
+    """TD-PCFG inside pass from the emission probabilities (see :func:`td_pcfg_recursion`)."""
+    left, right, lognorm, _ = rank_space_leaves(leaf, VP, WP)
+    return td_pcfg_recursion(left, right, lognorm, U, VN, WN, root)
+
+
+@njit(cache=True, nogil=True)
+def hmm_rank_forward(start_rank, K, emit):
+    """Rank-space forward pass of a batch of equal-length sequences.
+
+    ``start_rank = pi^T U`` ``(r,)``, ``K = V^T U`` ``(r, r)``, ``emit``
+    ``(b, T, r)`` the rows ``W[x_t]``. Returns ``(log_p, scaled, step_log)``:
+    the log-probabilities ``(b,)``, the forward vectors normalised to sum one
+    ``(b, T, r)`` and the log normalisers ``(b, T)`` (their sum is ``log_p``).
+    """
+    batch, length, r = emit.shape
+    scaled = np.zeros((batch, length, r), emit.dtype)
+    step_log = np.zeros((batch, length))
+    log_p = np.zeros(batch)
+    current = np.empty((batch, r), emit.dtype)
+    for s in range(batch):
+        current[s] = start_rank
+    for t in range(length):
+        if t > 0:
+            current = np.dot(scaled[:, t - 1, :].copy(), K)
+        for s in range(batch):
+            row = current[s] * emit[s, t]
+            total = row.sum()
+            if total > 0.0:
+                scaled[s, t] = row / total
+                step_log[s, t] = np.log(total)
+            else:
+                step_log[s, t] = -np.inf
+            log_p[s] += step_log[s, t]
+    return log_p, scaled, step_log
+
+
+@njit(cache=True, nogil=True)
+def hmm_rank_backward(start_rank, K, emit, scaled, step_log):
+    """Gradients of ``sum_s log p(x_s)`` from :func:`hmm_rank_forward`'s output.
+
+    Returns ``(start_rank_grad (r,), K_grad (r, r), emit_grad (b, T, r))``.
+    ``beta`` below is the scaled backward vector: ``scaled[t] * beta[t]`` is the
+    posterior over the rank variable at step t.
+    """
+    batch, length, r = emit.shape
+    dtype = emit.dtype
+    K_grad = np.zeros((r, r), dtype)
+    emit_grad = np.zeros_like(emit)
+    start_rank_grad = np.zeros(r, dtype)
+    beta = np.ones((batch, r), dtype)
+    K_t = np.ascontiguousarray(K.T)
+    for t in range(length - 1, -1, -1):
+        # d log p / d (pre-normalisation vector at t) = beta_t / c_t
+        weighted = np.empty((batch, r), dtype)
+        for s in range(batch):
+            weighted[s] = beta[s] * np.exp(-step_log[s, t])
+        if t > 0:
+            previous = scaled[:, t - 1, :].copy()
+            predicted = np.dot(previous, K)
+        else:
+            predicted = np.empty((batch, r), dtype)
+            for s in range(batch):
+                predicted[s] = start_rank
+        emit_grad[:, t, :] = predicted * weighted
+        through = weighted * emit[:, t, :]
+        if t > 0:
+            K_grad += np.dot(np.ascontiguousarray(previous.T), through)
+            beta = np.dot(through, K_t)
+        else:
+            for s in range(batch):
+                start_rank_grad += through[s]
+    return start_rank_grad, K_grad, emit_grad
+
+
+@njit(cache=True, nogil=True)
+def hmm_state_viterbi(log_start, U, V, emit):
+    """Most likely state sequence z_0..z_{T-1} of one sequence under the joint CPD HMM.
+
+    The chain Viterbi of the distro branch takes one fixed transition matrix;
+    here the pair potential ``p(z_{t+1}, x_t | z_t) = (U diag(W[x_t]) V^T)``
+    changes with every word, so the recursion builds it per step (O(T m^2 r)).
+    The last state's factor is ``sum_q U[z, q] W[x_{T-1}, q]`` (V's columns sum
+    to one). ``log_start`` ``(m,)``, ``U``, ``V`` ``(m, r)``, ``emit`` ``(T, r)``.
+    """
+    length = emit.shape[0]
+    m = U.shape[0]
+    V_t = np.ascontiguousarray(V.T)
+    delta = log_start.copy()
+    back = np.zeros((length, m), np.int64)
+    for t in range(length - 1):
+        pair = np.log(np.dot(U * emit[t], V_t))  # (m, m): from z to z'
+        new = np.full(m, -np.inf)
+        for z in range(m):
+            dz = delta[z]
+            if dz == -np.inf:
+                continue
+            for z_next in range(m):
+                value = dz + pair[z, z_next]
+                if value > new[z_next]:
+                    new[z_next] = value
+                    back[t + 1, z_next] = z
+        delta = new
+    final = delta + np.log(np.dot(U, emit[length - 1]))
+    states = np.zeros(length, np.int64)
+    states[length - 1] = np.argmax(final)
+    for t in range(length - 1, 0, -1):
+        states[t - 1] = back[t, states[t]]
+    return states

@@ -1,0 +1,6 @@
+"""Low-rank PCFG and HMM with inference in rank space (Yang, Liu & Tu, NAACL 2022)."""
+
+from ._hmm import RankSpaceHMM
+from ._pcfg import RankSpacePCFG, spans_to_brackets
+
+__all__ = ["RankSpaceHMM", "RankSpacePCFG", "spans_to_brackets"]

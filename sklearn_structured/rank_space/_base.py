@@ -1,0 +1,218 @@
+"""What RankSpacePCFG and RankSpaceHMM share: vocabulary, equal-length batches,
+the Adam training loop with early stopping on validation likelihood, threads."""
+
+import copy
+import time
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils import Vocabulary, check_sentences, token_field
+from ..utils._compat import _fit_context
+from ._nn import Adam
+
+UNKNOWN = "<unk>"
+
+
+@contextmanager
+def numba_threads(n_jobs):
+    """Run the kernels' parallel loops on ``n_jobs`` threads (capped by NUMBA_NUM_THREADS)."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(effective_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def sentence_forms(X, name="X"):
+    """Word forms of every sentence; a token without a form is an error naming the sentence."""
+    sentences = check_sentences(X, name=name)
+    out = []
+    for i, sentence in enumerate(sentences):
+        forms = [token_field(token, "form") for token in sentence]
+        if any(f is None for f in forms):
+            raise ValueError(f"{name}[{i}] has a token without a word form")
+        out.append(forms)
+    return out
+
+
+def build_vocabulary(sentences, max_size, min_frequency):
+    """``<unk>`` then the ``max_size`` most frequent forms seen ``min_frequency`` times or more."""
+    forms = (w for s in sentences for w in s if w != UNKNOWN)
+    return Vocabulary(forms, min_count=min_frequency).itos[: max_size + 1]
+
+
+def length_batches(lengths, batch_size, rng):
+    """Indices of sentences grouped into batches of equal length, in random order."""
+    batches = []
+    for length in np.unique(lengths):
+        members = np.flatnonzero(lengths == length)
+        if rng is not None:
+            members = rng.permutation(members)
+        batches.extend(members[start : start + batch_size] for start in range(0, len(members), batch_size))
+    if rng is not None:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
+class RankSpaceModelMixin(BaseEstimator):
+    """Training loop over a model-specific forward/backward (see the two estimators)."""
+
+    # subclasses: _min_length, _factor_names, _init_params, _probabilities,
+    # _backward, _batch_gradients, _batch_log_likelihoods, _tokens_per_sentence
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = False
+        tags.non_deterministic = False
+        return tags
+
+    # ---- encoding -------------------------------------------------------------------
+    def _encode(self, sentences):
+        index = {word: i for i, word in enumerate(self.vocabulary_)}
+        unknown = index.get(UNKNOWN)
+        encoded = []
+        for i, sentence in enumerate(sentences):
+            ids = [index.get(w, unknown) for w in self._with_end(sentence)]
+            if unknown is None and None in ids:
+                raise ValueError(f"X[{i}] has a word outside the vocabulary and the vocabulary has no {UNKNOWN}")
+            encoded.append(np.asarray(ids, dtype=np.int64))
+        return encoded
+
+    def _with_end(self, sentence):
+        return sentence
+
+    # ---- fitting --------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, X_val=None):
+        """Maximise the log-likelihood of the sentences ``X`` (``y`` is ignored).
+
+        ``X_val``, when given, is scored after every epoch: the parameters with
+        the best validation likelihood are kept, and training stops after
+        ``n_iter_no_change`` epochs without improvement. With ``warm_start``
+        a second call continues from the fitted parameters, optimiser state
+        and vocabulary for ``n_epochs`` more epochs.
+        """
+        sentences = sentence_forms(X)
+        rng = check_random_state(self.random_state)
+        continuing = self.warm_start and getattr(self, "params_", None) is not None
+        if continuing:
+            # a fresh shuffle per call, still determined by random_state
+            rng = np.random.RandomState([rng.randint(2**31 - 1), self.n_iter_])
+        else:
+            self.vocabulary_ = build_vocabulary(
+                [self._with_end(s) for s in sentences], self.max_vocabulary, self.min_frequency
+            )
+        encoded = [
+            s for s in self._encode(sentences) if self._min_length <= len(s) <= self._max_encoded_length()
+        ]
+        if not encoded:
+            raise ValueError(
+                f"no training sentence has between {self._min_length} and {self._max_encoded_length()} tokens"
+            )
+        validation = None if X_val is None else self._encode(sentence_forms(X_val, name="X_val"))
+        optimizer = Adam(self.learning_rate, self._betas, self.max_grad_norm)
+        if continuing:
+            params = {k: v.copy() for k, v in self.params_.items()}
+            optimizer.state = copy.deepcopy(self.optimizer_state_)
+            first_epoch = self.n_iter_
+        else:
+            params = self._init_params(len(self.vocabulary_), rng)
+            self.history_ = []
+            first_epoch = 0
+        lengths = np.array([len(s) for s in encoded])
+        best_score, best_params, stale = -np.inf, None, 0
+        start = time.perf_counter()
+        with numba_threads(self.n_jobs):
+            for epoch in range(first_epoch, first_epoch + self.n_epochs):
+                total_log_p = 0.0
+                for batch in length_batches(lengths, self.batch_size, rng):
+                    words = np.stack([encoded[i] for i in batch])
+                    probs, cache = self._probabilities(params)
+                    log_p, prob_grads = self._batch_gradients(probs, words)
+                    total_log_p += float(log_p.sum())
+                    # the loss is the mean negative log-likelihood of the batch's sentences
+                    prob_grads = {k: -g / len(batch) for k, g in prob_grads.items()}
+                    optimizer.step(params, self._backward(params, probs, cache, prob_grads))
+                record = {
+                    "epoch": epoch + 1,
+                    "seconds": time.perf_counter() - start,
+                    "train_log_likelihood_per_token": total_log_p / self._count_tokens(encoded),
+                }
+                if validation is not None:
+                    self._set_factors(self._probabilities(params)[0])
+                    record["validation_log_likelihood_per_token"] = self._score_encoded(validation)
+                self.history_.append(record)
+                if self.verbose:
+                    print(self._progress_line(record), flush=True)
+                if validation is not None:
+                    if record["validation_log_likelihood_per_token"] > best_score:
+                        best_score, stale = record["validation_log_likelihood_per_token"], 0
+                        best_params = {k: v.copy() for k, v in params.items()}
+                    else:
+                        stale += 1
+                        if stale >= self.n_iter_no_change:
+                            break
+        if best_params is not None:
+            params = best_params
+        self.params_ = params
+        self.optimizer_state_ = optimizer.state
+        self.n_iter_ = len(self.history_)
+        self._set_factors(self._probabilities(params)[0])
+        return self
+
+    def _progress_line(self, record):
+        line = (
+            f"epoch {record['epoch']:3d}  {record['seconds']:8.1f}s  "
+            f"train log-lik/token {record['train_log_likelihood_per_token']:.4f}"
+        )
+        if "validation_log_likelihood_per_token" in record:
+            v = record["validation_log_likelihood_per_token"]
+            line += f"  validation log-lik/token {v:.4f}  perplexity {np.exp(-v):.2f}"
+        return line
+
+    def _count_tokens(self, encoded):
+        return sum(len(s) for s in encoded)
+
+    def _set_factors(self, probs):
+        self.factors_ = {name: np.ascontiguousarray(probs[name]) for name in self._factor_names}
+
+    # ---- scoring --------------------------------------------------------------------
+    def _log_likelihoods(self, encoded):
+        """Per-sentence log-likelihoods, batched by length, in float64."""
+        out = np.empty(len(encoded))
+        lengths = np.array([len(s) for s in encoded])
+        with numba_threads(self.n_jobs):
+            for batch in length_batches(lengths, max(self.batch_size, 64), None):
+                out[batch] = self._batch_log_likelihoods(np.stack([encoded[i] for i in batch]))
+        return out
+
+    def _score_encoded(self, encoded):
+        return float(self._log_likelihoods(encoded).sum() / self._count_tokens(encoded))
+
+    def score_samples(self, X):
+        """Log-likelihood of every sentence (natural log)."""
+        check_is_fitted(self, "factors_")
+        return self._log_likelihoods(self._checked_encoding(X))
+
+    def score(self, X, y=None):
+        """Mean log-likelihood per token (higher is better); ``y`` is ignored."""
+        check_is_fitted(self, "factors_")
+        return self._score_encoded(self._checked_encoding(X))
+
+    def _checked_encoding(self, X):
+        encoded = self._encode(sentence_forms(X))
+        for i, s in enumerate(encoded):
+            if len(s) < self._min_length:
+                raise ValueError(
+                    f"X[{i}] has {len(s)} token(s); the model generates sentences of "
+                    f"{self._min_length} or more tokens"
+                )
+        return encoded

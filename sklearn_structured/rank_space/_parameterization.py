@@ -1,0 +1,152 @@
+"""From free parameters to the normalised factors of the grammar / HMM, and back.
+
+Two parameterisations for each model:
+
+``"direct"``
+    a free logit for every probability, softmax-normalised.
+``"neural"``
+    Yang, Liu & Tu (2022), appendices A and B: symbol embeddings fed to small
+    MLPs (two residual ReLU layers), and one rank projection shared by the
+    factors of the CPD, softmax-normalised in the directions that make the
+    decomposed tensor a proper distribution.
+
+``*_probabilities`` returns the factors and a cache; ``*_backward`` maps the
+gradients w.r.t. the factors to gradients w.r.t. the parameters.
+"""
+
+import numpy as np
+
+from ._nn import (
+    add_linear,
+    add_mlp,
+    mlp,
+    mlp_backward,
+    relu_linear,
+    relu_linear_backward,
+    softmax,
+    softmax_backward,
+    xavier_normal,
+)
+
+# PCFG factors and the axis each is normalised over:
+# root over nonterminals, U rows over the rank, V and W columns over all
+# symbols, emissions rows over the vocabulary.
+PCFG_AXES = {"root": 0, "U": 1, "V": 0, "W": 0, "emission": 1}
+# HMM: start over states, U rows over the rank, V columns over the states,
+# W columns over the vocabulary (the word is emitted from the rank variable).
+HMM_AXES = {"start": 0, "U": 1, "V": 0, "W": 0}
+
+
+def init_pcfg(kind, n_nonterminals, n_preterminals, rank, n_words, dim, rng):
+    n_symbols = n_nonterminals + n_preterminals
+    if kind == "direct":
+        shapes = {
+            "root": (n_nonterminals,),
+            "U": (n_nonterminals, rank),
+            "V": (n_symbols, rank),
+            "W": (n_symbols, rank),
+            "emission": (n_preterminals, n_words),
+        }
+        return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+    params = {
+        "symbol_embedding": xavier_normal(rng, n_symbols, dim),
+        "root_embedding": xavier_normal(rng, 1, dim),
+        "rank_projection": xavier_normal(rng, dim, rank),
+    }
+    add_mlp(params, rng, "root_mlp", dim, n_nonterminals)
+    add_mlp(params, rng, "term_mlp", dim, n_words)
+    for role in ("parent", "left", "right"):
+        add_linear(params, rng, role, dim, dim)
+    return params
+
+
+def pcfg_probabilities(kind, params, n_nonterminals):
+    if kind == "direct":
+        probs = {name: softmax(params[name], axis) for name, axis in PCFG_AXES.items()}
+        return probs, None
+    emb = params["symbol_embedding"]
+    root_logits, root_cache = mlp(params, "root_mlp", params["root_embedding"])
+    term_logits, term_cache = mlp(params, "term_mlp", emb[n_nonterminals:])
+    hidden = {
+        "U": relu_linear(params, "parent", emb[:n_nonterminals]),
+        "V": relu_linear(params, "left", emb),
+        "W": relu_linear(params, "right", emb),
+    }
+    probs = {
+        "root": softmax(root_logits[0], 0),
+        "emission": softmax(term_logits, 1),
+    }
+    for name, h in hidden.items():
+        probs[name] = softmax(h @ params["rank_projection"], PCFG_AXES[name])
+    return probs, (root_cache, term_cache, hidden)
+
+
+_ROLE_OF = {"U": "parent", "V": "left", "W": "right"}
+
+
+def pcfg_backward(kind, params, probs, cache, prob_grads, n_nonterminals):
+    logit_grads = {name: softmax_backward(probs[name], prob_grads[name], axis) for name, axis in PCFG_AXES.items()}
+    if kind == "direct":
+        return logit_grads
+    grads = {key: np.zeros_like(value) for key, value in params.items()}
+    root_cache, term_cache, hidden = cache
+    grads["root_embedding"] += mlp_backward(params, "root_mlp", root_cache, logit_grads["root"][None, :], grads)
+    emb = params["symbol_embedding"]
+    grads["symbol_embedding"][n_nonterminals:] += mlp_backward(
+        params, "term_mlp", term_cache, logit_grads["emission"], grads
+    )
+    projection = params["rank_projection"]
+    for name, role in _ROLE_OF.items():
+        h = hidden[name]
+        grads["rank_projection"] += h.T @ logit_grads[name]
+        inputs = emb[:n_nonterminals] if name == "U" else emb
+        grad_emb = relu_linear_backward(params, role, inputs, h, logit_grads[name] @ projection.T, grads)
+        grads["symbol_embedding"][: inputs.shape[0]] += grad_emb
+    return grads
+
+
+def init_hmm(kind, n_states, rank, n_words, dim, rng):
+    if kind == "direct":
+        shapes = {"start": (n_states,), "U": (n_states, rank), "V": (n_states, rank), "W": (n_words, rank)}
+        return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+    # embeddings drawn from a standard normal, the rest Xavier (the reference's initialisation)
+    params = {
+        "state_embedding": rng.standard_normal((n_states, dim)),
+        "next_state_embedding": rng.standard_normal((n_states, dim)),
+        "start_embedding": rng.standard_normal((n_states, dim)),
+        "word_embedding": rng.standard_normal((n_words, dim)),
+        "rank_projection": xavier_normal(rng, dim, rank),
+    }
+    add_mlp(params, rng, "start_mlp", dim, 1)
+    add_mlp(params, rng, "word_mlp", dim, rank)
+    return params
+
+
+def hmm_probabilities(kind, params):
+    if kind == "direct":
+        return {name: softmax(params[name], axis) for name, axis in HMM_AXES.items()}, None
+    start_logits, start_cache = mlp(params, "start_mlp", params["start_embedding"])
+    word_logits, word_cache = mlp(params, "word_mlp", params["word_embedding"])
+    projection = params["rank_projection"]
+    probs = {
+        "start": softmax(start_logits[:, 0], 0),
+        "U": softmax(params["state_embedding"] @ projection, 1),
+        "V": softmax(params["next_state_embedding"] @ projection, 0),
+        "W": softmax(word_logits, 0),
+    }
+    return probs, (start_cache, word_cache)
+
+
+def hmm_backward(kind, params, probs, cache, prob_grads):
+    logit_grads = {name: softmax_backward(probs[name], prob_grads[name], axis) for name, axis in HMM_AXES.items()}
+    if kind == "direct":
+        return logit_grads
+    grads = {key: np.zeros_like(value) for key, value in params.items()}
+    start_cache, word_cache = cache
+    grads["start_embedding"] += mlp_backward(params, "start_mlp", start_cache, logit_grads["start"][:, None], grads)
+    grads["word_embedding"] += mlp_backward(params, "word_mlp", word_cache, logit_grads["W"], grads)
+    projection = params["rank_projection"]
+    for name, emb in (("U", "state_embedding"), ("V", "next_state_embedding")):
+        grads["rank_projection"] += params[emb].T @ logit_grads[name]
+        grads[emb] += logit_grads[name] @ projection.T
+    return grads

@@ -1,0 +1,299 @@
+"""RankSpacePCFG: unsupervised constituency parsing with a CPD-decomposed PCFG."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels.cky import cky_max_span_sum
+from ..kernels.rank_space import rank_space_inside, rank_space_outside
+from ..utils._compat import Interval, StrOptions
+from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
+from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
+
+
+def pcfg_kernel_inputs(factors, n_nonterminals, words, dtype):
+    """Arguments of the rank-space kernels for a ``(b, n)`` batch of word ids.
+
+    The ``r x r`` matrices ``U^T V_N`` and ``U^T W_N`` are the only place the
+    number of nonterminals enters, once per batch.
+    """
+    U, V, W = factors["U"], factors["V"], factors["W"]
+    nt = n_nonterminals
+    leaf = factors["emission"][:, words].transpose(1, 2, 0)
+    arrays = (leaf, V[nt:], W[nt:], U.T @ V[:nt], U.T @ W[:nt], factors["root"] @ U)
+    return tuple(np.ascontiguousarray(a, dtype=dtype) for a in arrays)
+
+
+def pcfg_factor_gradients(factors, n_nonterminals, words, kernel_grads):
+    """Chain the kernel's gradients (w.r.t. its inputs) back to root, U, V, W, emission."""
+    leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = (np.asarray(g, np.float64) for g in kernel_grads)
+    U, V, W, root = factors["U"], factors["V"], factors["W"], factors["root"]
+    nt = n_nonterminals
+    emission_grad = np.zeros_like(factors["emission"])
+    np.add.at(emission_grad.T, words.ravel(), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    return {
+        "root": U @ root_rank_grad,
+        "U": V[:nt] @ ML_grad.T + W[:nt] @ MR_grad.T + np.outer(root, root_rank_grad),
+        "V": np.concatenate([U @ ML_grad, VP_grad]),
+        "W": np.concatenate([U @ MR_grad, WP_grad]),
+        "emission": emission_grad,
+    }
+
+
+def spans_to_brackets(tokens, spans):
+    """Render a binary tree given as spans (fence-post pairs) as a bracketed string.
+
+    >>> spans_to_brackets(["a", "b", "c"], [(0, 3), (0, 1), (1, 3), (1, 2), (2, 3)])
+    '(a (b c))'
+    """
+    wide = {(int(i), int(j)) for i, j in spans if j - i >= 2}
+
+    def is_node(i, j):
+        return j - i == 1 or (i, j) in wide
+
+    def render(i, j):
+        if j - i == 1:
+            return str(tokens[i])
+        k = next(k for k in range(i + 1, j) if is_node(i, k) and is_node(k, j))
+        return f"({render(i, k)} {render(k, j)})"
+
+    return render(0, len(tokens))
+
+
+class RankSpacePCFG(RankSpaceModelMixin):
+    """PCFG with a CPD-decomposed rule tensor and rank-space inference (Yang, Liu & Tu 2022).
+
+    Binary rules ``A -> B C`` have probability ``sum_q U[A, q] V[B, q] W[C, q]``
+    (a Bayesian network A -> q -> (B, C)). Nonterminals are the root and the
+    parents; preterminals emit the words; every single word is a preterminal
+    and every wider span a nonterminal. Learning maximises the likelihood of
+    raw sentences with Adam; the gradient comes from a hand-written rank-space
+    outside pass. Parsing is minimum-Bayes-risk: the binary tree with the
+    largest sum of span marginals.
+
+    Parameters
+    ----------
+    n_nonterminals, n_preterminals : int
+        Numbers of symbols.
+    rank : int
+        Rank of the decomposition; inference costs O(n^3 r + n^2 r^2) per
+        sentence whatever the number of symbols.
+    parameterization : {"neural", "direct"}
+        ``"neural"``: symbol embeddings, residual MLPs and a rank projection
+        shared by U, V and W (the paper's appendix A); ``"direct"``: a free
+        softmax logit per probability.
+    embedding_dim : int
+        Width of the embeddings and MLPs (neural only).
+    max_length : int or None
+        Training sentences longer than this are skipped (the reference trains
+        on sentences of up to 40 words). Sentences of one word are skipped too:
+        the grammar generates sentences of two or more words.
+    batch_size : int
+        Sentences per gradient step; a batch holds sentences of one length.
+    learning_rate : float
+        Adam step size (betas 0.75, 0.999 as in the reference).
+    n_epochs : int
+        Passes over the training sentences.
+    max_vocabulary, min_frequency : int
+        The vocabulary is the ``max_vocabulary`` most frequent training words
+        seen at least ``min_frequency`` times; other words (in training too)
+        become ``<unk>``.
+    n_iter_no_change : int
+        With ``X_val`` given to ``fit``: stop after this many epochs without a
+        better validation likelihood (the best parameters are kept).
+    max_grad_norm : float
+        Gradients are clipped to this global norm.
+    warm_start : bool
+        When True, ``fit`` continues from the previous fit (parameters, Adam
+        moments, vocabulary) instead of starting afresh.
+    random_state : int, RandomState or None
+    verbose : int
+        Print one line per epoch.
+    n_jobs : int or None
+        Threads for the kernels' loops over the spans of a batch.
+
+    Attributes
+    ----------
+    factors_ : dict of ndarray
+        ``root`` (NT,), ``U`` (NT, r), ``V`` and ``W`` (NT + PT, r), ``emission``
+        (PT, vocabulary size); see :meth:`get_grammar`.
+    vocabulary_ : list of str
+        Column ``i`` of the emissions is word ``vocabulary_[i]``; ``vocabulary_[0]`` is ``<unk>``.
+    params_ : dict of ndarray or None
+        The free parameters (None for a model made by :meth:`from_grammar`).
+    history_ : list of dict
+        Per epoch: seconds, training (and validation) log-likelihood per word.
+    n_iter_ : int
+        Epochs run.
+    """
+
+    _parameter_constraints = {
+        "n_nonterminals": [Interval(Integral, 1, None, closed="left")],
+        "n_preterminals": [Interval(Integral, 1, None, closed="left")],
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "parameterization": [StrOptions({"neural", "direct"})],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "max_length": [Interval(Integral, 2, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
+        "min_frequency": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [Integral, None],
+    }
+
+    _min_length = 2
+    _betas = (0.75, 0.999)
+    _factor_names = tuple(PCFG_AXES)
+
+    def __init__(
+        self,
+        n_nonterminals=30,
+        n_preterminals=60,
+        rank=100,
+        parameterization="neural",
+        embedding_dim=256,
+        max_length=40,
+        batch_size=16,
+        learning_rate=2e-3,
+        n_epochs=10,
+        max_vocabulary=10000,
+        min_frequency=1,
+        n_iter_no_change=5,
+        max_grad_norm=3.0,
+        warm_start=False,
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.n_nonterminals = n_nonterminals
+        self.n_preterminals = n_preterminals
+        self.rank = rank
+        self.parameterization = parameterization
+        self.embedding_dim = embedding_dim
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.n_epochs = n_epochs
+        self.max_vocabulary = max_vocabulary
+        self.min_frequency = min_frequency
+        self.n_iter_no_change = n_iter_no_change
+        self.max_grad_norm = max_grad_norm
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ---- model-specific pieces of the training loop ------------------------------------
+    def _max_encoded_length(self):
+        return np.inf if self.max_length is None else self.max_length
+
+    def _init_params(self, n_words, rng):
+        return init_pcfg(
+            self.parameterization,
+            self.n_nonterminals,
+            self.n_preterminals,
+            self.rank,
+            n_words,
+            self.embedding_dim,
+            rng,
+        )
+
+    def _probabilities(self, params):
+        return pcfg_probabilities(self.parameterization, params, self.n_nonterminals)
+
+    def _backward(self, params, probs, cache, prob_grads):
+        return pcfg_backward(self.parameterization, params, probs, cache, prob_grads, self.n_nonterminals)
+
+    def _batch_gradients(self, probs, words):
+        # training runs the kernels in float32: half the memory traffic of float64
+        inputs = pcfg_kernel_inputs(probs, self.n_nonterminals, words, np.float32)
+        log_z, *charts = rank_space_inside(*inputs)
+        kernel_grads = rank_space_outside(*inputs, *charts)[1:]
+        return log_z, pcfg_factor_gradients(probs, self.n_nonterminals, words, kernel_grads)
+
+    def _batch_log_likelihoods(self, words):
+        return rank_space_inside(*pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64))[0]
+
+    # ---- parsing ---------------------------------------------------------------------
+    def predict_marginals(self, X):
+        """Posterior probability of every span: a list of ``(n + 1, n + 1)`` arrays.
+
+        Entry ``[i, j]`` (``j - i >= 2``) is the probability that words ``i..j-1``
+        form a constituent; single words (always constituents) are left at 0.
+        """
+        check_is_fitted(self, "factors_")
+        encoded = self._encode(sentence_forms(X))
+        out = [np.zeros((len(s) + 1, len(s) + 1)) for s in encoded]
+        lengths = np.array([len(s) for s in encoded])
+        with numba_threads(self.n_jobs):
+            for length in np.unique(lengths[lengths >= 2]):
+                members = np.flatnonzero(lengths == length)
+                for start in range(0, len(members), 64):
+                    batch = members[start : start + 64]
+                    words = np.stack([encoded[i] for i in batch])
+                    inputs = pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64)
+                    _, *charts = rank_space_inside(*inputs)
+                    marginals = rank_space_outside(*inputs, *charts)[0]
+                    for row, i in enumerate(batch):
+                        out[i] = marginals[row]
+        return out
+
+    def predict(self, X):
+        """Minimum-Bayes-risk binary trees: for each sentence a list of ``(i, j)`` spans.
+
+        The spans are fence-post pairs in pre-order, the whole sentence and the
+        single words included; :func:`spans_to_brackets` renders them.
+        """
+        return [[tuple(span) for span in cky_max_span_sum(m)[1].tolist()] for m in self.predict_marginals(X)]
+
+    # ---- the grammar as arrays ---------------------------------------------------------
+    def get_grammar(self):
+        """The fitted probabilities: ``root``, ``U``, ``V``, ``W``, ``emission`` and ``vocabulary``.
+
+        ``V`` and ``W`` rows are the nonterminals then the preterminals.
+        """
+        check_is_fitted(self, "factors_")
+        grammar = {name: value.copy() for name, value in self.factors_.items()}
+        grammar["vocabulary"] = list(self.vocabulary_)
+        return grammar
+
+    @classmethod
+    def from_grammar(cls, root, U, V, W, emission, vocabulary, **params):
+        """A model that scores and parses with the given probabilities (no training).
+
+        Shapes: ``root`` (NT,), ``U`` (NT, r), ``V`` and ``W`` (NT + PT, r),
+        ``emission`` (PT, len(vocabulary)). Each factor must be normalised as
+        in :meth:`get_grammar`. Words outside ``vocabulary`` map to ``<unk>``
+        when it is in the vocabulary (an error otherwise). ``params`` are
+        other constructor parameters (``n_jobs``, ...).
+        """
+        factors = {name: np.array(a, dtype=np.float64) for name, a in zip(PCFG_AXES, (root, U, V, W, emission))}
+        n_nt, rank = factors["U"].shape
+        n_pt = factors["emission"].shape[0]
+        expected = {
+            "root": (n_nt,),
+            "U": (n_nt, rank),
+            "V": (n_nt + n_pt, rank),
+            "W": (n_nt + n_pt, rank),
+            "emission": (n_pt, len(vocabulary)),
+        }
+        for name, axis in PCFG_AXES.items():
+            if factors[name].shape != expected[name]:
+                raise ValueError(f"{name} has shape {factors[name].shape}, expected {expected[name]}")
+            sums = factors[name].sum(axis=axis)
+            if np.any(factors[name] < 0) or not np.allclose(sums, 1.0, atol=1e-6):
+                raise ValueError(f"{name} must be non-negative and sum to one over axis {axis}")
+        model = cls(n_nonterminals=n_nt, n_preterminals=n_pt, rank=rank, **params)
+        model.factors_ = factors
+        model.vocabulary_ = [str(w) for w in vocabulary]
+        model.params_ = None
+        model.history_ = []
+        model.n_iter_ = 0
+        return model

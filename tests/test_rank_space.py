@@ -1,0 +1,160 @@
+"""RankSpacePCFG and RankSpaceHMM: API, learning on real data, given-grammar exactness, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from test_rank_space_kernels import brute_force, dense_hmm_forward, random_grammar, random_hmm
+
+from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.kernels.cky import cky_max_span_sum
+from sklearn_structured.metrics import perplexity
+from sklearn_structured.rank_space import RankSpaceHMM, RankSpacePCFG, spans_to_brackets
+from sklearn_structured.utils.estimator_checks import check_structured_estimator
+
+
+def upos_sentences(subset):
+    """The embedded EWT sample's UPOS sequences: real data with a small alphabet."""
+    X, _ = load_sample_treebank(subset)
+    return [[token["upos"] for token in sentence] for sentence in X if len(sentence) >= 2]
+
+
+def unigram_log_likelihood_per_token(train, test, with_end=False):
+    """Add-one unigram over the training symbols (plus <eos> when the model generates one)."""
+    end = ["<eos>"] if with_end else []
+    counts = {}
+    for s in train:
+        for w in list(s) + end:
+            counts[w] = counts.get(w, 0) + 1
+    total = sum(counts.values()) + len(counts) + 1
+    tokens = [w for s in test for w in list(s) + end]
+    return float(np.mean([np.log((counts.get(w, 0) + 1) / total) for w in tokens]))
+
+
+def scores_as_predictions(est, X):
+    return [np.array([v]) for v in est.score_samples(X)]
+
+
+def test_pcfg_api():
+    X = upos_sentences("train")[:24]
+    estimator = RankSpacePCFG(
+        n_nonterminals=3, n_preterminals=4, rank=4, embedding_dim=8, n_epochs=2, batch_size=8, random_state=0
+    )
+    fitted = check_structured_estimator(
+        estimator,
+        X,
+        None,
+        param_grid={"rank": [2, 4], "parameterization": ["neural", "direct"]},
+        predict=scores_as_predictions,
+    )
+    trees = fitted.predict(X[:3])
+    assert [len(t) for t in trees] == [2 * len(s) - 1 for s in X[:3]]
+
+
+def test_hmm_api():
+    X = upos_sentences("train")[:24]
+    estimator = RankSpaceHMM(n_states=5, rank=3, embedding_dim=8, n_epochs=2, batch_size=8, random_state=0)
+    check_structured_estimator(
+        estimator,
+        X,
+        None,
+        param_grid={"rank": [2, 3], "n_states": [4, 5]},
+        predict=scores_as_predictions,
+    )
+
+
+def test_hmm_learns_tag_sequences_better_than_a_unigram_model():
+    train, test = upos_sentences("train"), upos_sentences("test")
+    model = RankSpaceHMM(
+        n_states=16, rank=8, parameterization="direct", learning_rate=0.05, n_epochs=15, random_state=0
+    ).fit(train)
+    baseline = unigram_log_likelihood_per_token(train, test, with_end=True)
+    # stated baseline: the add-one unigram model (perplexity 13.6 on these tags);
+    # the HMM must cut the perplexity by at least a quarter (9.4 measured)
+    assert model.score(test) > baseline + np.log(4 / 3)
+    np.testing.assert_allclose(model.perplexity(test), np.exp(-model.score(test)))
+
+
+def test_pcfg_learns_tag_sequences_better_than_a_unigram_model():
+    sentences, test = upos_sentences("train"), upos_sentences("test")
+    train, validation = sentences[:-50], sentences[-50:]
+    model = RankSpacePCFG(
+        n_nonterminals=10, n_preterminals=20, rank=16, parameterization="direct", learning_rate=0.1,
+        n_epochs=6, batch_size=4, random_state=0,
+    ).fit(train, X_val=validation)
+    # stated baseline: the add-one unigram model over the same tags (-2.53 per tag)
+    assert model.score(test) > unigram_log_likelihood_per_token(train, test) + 0.15
+    history = [h["validation_log_likelihood_per_token"] for h in model.history_]
+    assert model.score(validation) == pytest.approx(max(history))
+
+
+def grammar_model(seed=0, n_nt=3, n_pt=4, rank=5, n_words=6):
+    rng = np.random.default_rng(seed)
+    root, U, V, W, emission = random_grammar(rng, n_nt, n_pt, rank, n_words)
+    vocabulary = ["<unk>"] + [f"w{i}" for i in range(1, n_words)]
+    return RankSpacePCFG.from_grammar(root, U, V, W, emission, vocabulary), (root, U, V, W, emission), vocabulary
+
+
+def test_from_grammar_scores_marginals_and_parses_exactly():
+    model, grammar, vocabulary = grammar_model()
+    rng = np.random.default_rng(1)
+    sentences = [[vocabulary[i] for i in rng.integers(0, 6, size=n)] for n in (2, 5, 6, 5)]
+    scores = model.score_samples(sentences)
+    marginals = model.predict_marginals(sentences)
+    trees = model.predict(sentences)
+    for s, sentence in enumerate(sentences):
+        words = [vocabulary.index(w) for w in sentence]
+        log_z, exact = brute_force(grammar, words, 3)
+        np.testing.assert_allclose(scores[s], log_z, atol=1e-10)
+        np.testing.assert_allclose(marginals[s], exact, atol=1e-10)
+        best, _ = cky_max_span_sum(exact)
+        assert sum(exact[i, j] for i, j in trees[s]) == pytest.approx(best)
+    # unknown words are read as <unk>
+    np.testing.assert_allclose(model.score_samples([["zzz", "w1"]]), model.score_samples([["<unk>", "w1"]]))
+    again = RankSpacePCFG.from_grammar(**model.get_grammar())
+    np.testing.assert_array_equal(again.score_samples(sentences), scores)
+
+
+def test_spans_render_as_brackets():
+    assert spans_to_brackets(list("abcd"), [(0, 4), (0, 2), (0, 1), (1, 2), (2, 4), (2, 3), (3, 4)]) == "((a b) (c d))"
+
+
+def test_from_model_scores_exactly():
+    rng = np.random.default_rng(2)
+    vocabulary = ["<unk>", "<eos>", "a", "b", "c"]
+    start, U, V, W = random_hmm(rng, 6, 3, len(vocabulary))
+    model = RankSpaceHMM.from_model(start, U, V, W, vocabulary)
+    sentences = [["a", "b"], ["c", "a", "zzz", "b"]]
+    ids = [[2, 3, 1], [4, 2, 0, 3, 1]]
+    expected = [dense_hmm_forward(start, U, V, W, x) for x in ids]
+    np.testing.assert_allclose(model.score_samples(sentences), expected, atol=1e-12)
+    np.testing.assert_allclose(model.perplexity(sentences), perplexity(expected, [3, 5]))
+    assert [len(z) for z in model.predict(sentences)] == [2, 4]
+    assert set(model.get_model()) == {"start", "U", "V", "W", "vocabulary"}
+
+
+def test_warm_start_continues_training():
+    X = upos_sentences("train")[:30]
+    model = RankSpaceHMM(n_states=4, rank=2, embedding_dim=4, n_epochs=1, warm_start=True, random_state=0)
+    model.fit(X)
+    first = model.score(X)
+    model.fit(X)
+    assert model.n_iter_ == 2 and len(model.history_) == 2
+    assert model.score(X) != first
+
+
+def test_bad_input_is_named():
+    model, grammar, vocabulary = grammar_model()
+    with pytest.raises(ValueError, match=r"X\[1\].*2 or more"):
+        model.score_samples([["w1", "w2"], ["w1"]])
+    with pytest.raises(ValueError, match=r"X\[0\] is an empty sentence"):
+        clone(model).fit([[]])
+    root, U, V, W, emission = grammar
+    with pytest.raises(ValueError, match="U must be non-negative and sum to one"):
+        RankSpacePCFG.from_grammar(root, 2 * U, V, W, emission, vocabulary)
+    no_unknown = RankSpacePCFG.from_grammar(root, U, V, W, emission, [f"v{i}" for i in range(6)])
+    with pytest.raises(ValueError, match=r"X\[0\] has a word outside the vocabulary"):
+        no_unknown.score_samples([["v1", "new"]])
+    with pytest.raises(ValueError, match="no training sentence"):
+        RankSpacePCFG(max_length=3).fit([["a", "b", "c", "d"]])
+    # a one-word sentence still gets its (trivial) tree
+    assert model.predict([["w1"]]) == [[(0, 1)]]

@@ -1,0 +1,127 @@
+"""Hand-written backward passes against finite differences (float64)."""
+
+import numpy as np
+import pytest
+
+from sklearn_structured.kernels.rank_space import (
+    hmm_rank_backward,
+    hmm_rank_forward,
+    rank_space_inside,
+    rank_space_outside,
+)
+from sklearn_structured.rank_space._hmm import hmm_kernel_inputs
+from sklearn_structured.rank_space._nn import Adam
+from sklearn_structured.rank_space._parameterization import (
+    hmm_backward,
+    hmm_probabilities,
+    init_hmm,
+    init_pcfg,
+    pcfg_backward,
+    pcfg_probabilities,
+)
+from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs
+
+
+def sampled_finite_differences(loss, params, analytic, rng, per_array=8, eps=1e-6):
+    """Compare ``analytic`` with central differences on a few entries of every array."""
+    for name, array in params.items():
+        flat = array.reshape(-1)
+        for idx in rng.choice(flat.size, size=min(per_array, flat.size), replace=False):
+            old = flat[idx]
+            flat[idx] = old + eps
+            up = loss()
+            flat[idx] = old - eps
+            down = loss()
+            flat[idx] = old
+            numeric = (up - down) / (2 * eps)
+            np.testing.assert_allclose(
+                analytic[name].reshape(-1)[idx], numeric, rtol=1e-4, atol=1e-7, err_msg=f"{name}[{idx}]"
+            )
+
+
+def away_from_kinks(params, rng):
+    """Biases start at zero, so a ReLU whose input row is all zero sits on its kink,
+    where finite differences are meaningless; move the biases off zero."""
+    for key in params:
+        if key.endswith(".bias"):
+            params[key] += 0.1 * rng.standard_normal(params[key].shape)
+    return params
+
+
+def pcfg_log_likelihood(kind, params, n_nt, words):
+    probs, cache = pcfg_probabilities(kind, params, n_nt)
+    inputs = pcfg_kernel_inputs(probs, n_nt, words, np.float64)
+    return probs, cache, inputs
+
+
+@pytest.mark.parametrize("kind", ["direct", "neural"])
+def test_pcfg_gradient_end_to_end(kind):
+    """d sum(log Z) / d parameters, through the outside pass and the parameterisation."""
+    rng = np.random.default_rng(0)
+    n_nt, n_pt, rank, n_words = 3, 4, 5, 7
+    params = away_from_kinks(init_pcfg(kind, n_nt, n_pt, rank, n_words, 6, rng), rng)
+    words = rng.integers(0, n_words, size=(2, 5))
+
+    def loss():
+        probs, _, inputs = pcfg_log_likelihood(kind, params, n_nt, words)
+        return rank_space_inside(*inputs)[0].sum()
+
+    probs, cache, inputs = pcfg_log_likelihood(kind, params, n_nt, words)
+    log_z, *charts = rank_space_inside(*inputs)
+    kernel_grads = rank_space_outside(*inputs, *charts)[1:]
+    prob_grads = pcfg_factor_gradients(probs, n_nt, words, kernel_grads)
+    grads = pcfg_backward(kind, params, probs, cache, prob_grads, n_nt)
+    assert set(grads) == set(params)
+    sampled_finite_differences(loss, params, grads, rng)
+
+
+@pytest.mark.parametrize("kind", ["direct", "neural"])
+def test_hmm_gradient_end_to_end(kind):
+    rng = np.random.default_rng(1)
+    m, rank, n_words = 5, 3, 6
+    params = away_from_kinks(init_hmm(kind, m, rank, n_words, 4, rng), rng)
+    words = rng.integers(0, n_words, size=(3, 6))
+
+    def loss():
+        probs, _ = hmm_probabilities(kind, params)
+        return hmm_rank_forward(*hmm_kernel_inputs(probs, words, np.float64))[0].sum()
+
+    probs, cache = hmm_probabilities(kind, params)
+    start_rank, K, emit = hmm_kernel_inputs(probs, words, np.float64)
+    _, scaled, step_log = hmm_rank_forward(start_rank, K, emit)
+    g_start, g_K, g_emit = hmm_rank_backward(start_rank, K, emit, scaled, step_log)
+    W_grad = np.zeros_like(probs["W"])
+    np.add.at(W_grad, words.ravel(), g_emit.reshape(-1, rank))
+    prob_grads = {
+        "start": probs["U"] @ g_start,
+        "U": probs["V"] @ g_K + np.outer(probs["start"], g_start),
+        "V": probs["U"] @ g_K.T,
+        "W": W_grad,
+    }
+    grads = hmm_backward(kind, params, probs, cache, prob_grads)
+    assert set(grads) == set(params)
+    sampled_finite_differences(loss, params, grads, rng)
+
+
+def test_neural_factors_are_normalised_as_a_bayesian_network():
+    rng = np.random.default_rng(2)
+    params = init_pcfg("neural", 4, 6, 5, 9, 8, rng)
+    probs, _ = pcfg_probabilities("neural", params, 4)
+    np.testing.assert_allclose(probs["U"].sum(axis=1), 1)
+    np.testing.assert_allclose(probs["V"].sum(axis=0), 1)
+    np.testing.assert_allclose(probs["W"].sum(axis=0), 1)
+    np.testing.assert_allclose(probs["emission"].sum(axis=1), 1)
+    T = np.einsum("aq,bq,cq->abc", probs["U"], probs["V"], probs["W"])
+    np.testing.assert_allclose(T.sum(axis=(1, 2)), 1)
+
+
+def test_adam_clips_the_global_norm_and_descends():
+    params = {"x": np.array([3.0, -4.0])}
+    optimizer = Adam(0.1, (0.9, 0.999), max_grad_norm=1.0)
+    norm = optimizer.step(params, {"x": 2 * params["x"]})
+    assert norm == pytest.approx(10.0)
+    # the first Adam step moves every coordinate by the learning rate, against the gradient
+    np.testing.assert_allclose(params["x"], [2.9, -3.9])
+    for _ in range(300):
+        optimizer.step(params, {"x": 2 * params["x"]})
+    assert np.abs(params["x"]).max() < 0.05
