@@ -1,0 +1,5 @@
+"""Spectral latent-variable dependency model (Dhillon et al., 2012) and n-best reranking."""
+
+from ._scorer import SpectralTreeScorer
+
+__all__ = ["SpectralTreeScorer"]
