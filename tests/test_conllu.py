@@ -1,0 +1,247 @@
+"""CoNLL-U reading and writing: losslessness, the (X, y) view, and bad input."""
+
+import gzip
+import hashlib
+import io
+import lzma
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_structured.datasets import (
+    ConlluDocument,
+    ConlluSentence,
+    load_conllu,
+    read_conllu,
+    write_conllu,
+)
+
+DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
+needs_data = pytest.mark.skipif(
+    not DATA, reason="SKLEARN_STRUCTURED_DATA is not set (real treebanks unavailable)"
+)
+
+# One sentence with a multiword token and an empty node, one plain sentence.
+SAMPLE = (
+    "# newdoc id = d1\n"
+    "# sent_id = s1\n"
+    "# text = I don't know.\n"
+    "1\tI\tI\tPRON\tPRP\tCase=Nom\t4\tnsubj\t4:nsubj\t_\n"
+    "2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+    "2\tdo\tdo\tAUX\tVBP\t_\t4\taux\t4:aux\t_\n"
+    "3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t4:advmod\t_\n"
+    "4\tknow\tknow\tVERB\tVB\t_\t0\troot\t0:root\tSpaceAfter=No\n"
+    "4.1\tknow\tknow\tVERB\tVB\t_\t_\t_\t4:conj\t_\n"
+    "5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t4:punct\t_\n"
+    "\n"
+    "# sent_id = s2\n"
+    "1\tYes\tyes\tINTJ\tUH\t_\t0\troot\t0:root\t_\n"
+    "\n"
+)
+
+
+def test_sample_structure_kept():
+    doc = read_conllu(io.StringIO(SAMPLE))
+    assert len(doc) == 2
+    first = doc[0]
+    assert first.comments == ["# newdoc id = d1", "# sent_id = s1", "# text = I don't know."]
+    assert [r[0] for r in first.rows] == ["1", "2-3", "2", "3", "4", "4.1", "5"]
+    assert all(len(r) == 10 for r in first.rows)
+    assert [r[1] for r in first.words] == ["I", "do", "n't", "know", "."]
+    assert first.metadata["sent_id"] == "s1" and first.metadata["text"] == "I don't know."
+    assert first.line == 1 and doc[1].line == 12
+    assert write_conllu(doc) == SAMPLE
+
+
+def test_load_conllu_view():
+    X, y, deprels = load_conllu(io.StringIO(SAMPLE), return_labels=True)
+    assert [t["form"] for t in X[0]] == ["I", "do", "n't", "know", "."]
+    assert set(X[0][0]) == {"form", "lemma", "upos", "xpos", "feats"}
+    assert X[0][0]["feats"] == "Case=Nom" and X[0][1]["feats"] == "_"
+    assert y[0].dtype == np.int64
+    np.testing.assert_array_equal(y[0], [4, 4, 4, 0, 4])
+    np.testing.assert_array_equal(y[1], [0])
+    assert deprels == [["nsubj", "aux", "advmod", "root", "punct"], ["root"]]
+
+
+def test_paths_compression_and_binary_files(tmp_path):
+    doc = read_conllu(io.StringIO(SAMPLE))
+    for name in ["a.conllu", "a.conllu.gz", "a.conllu.xz"]:
+        path = tmp_path / name
+        write_conllu(doc, path)
+        assert read_conllu(path) == doc
+        assert read_conllu(str(path)) == doc
+    assert gzip.open(tmp_path / "a.conllu.gz").read() == SAMPLE.encode()
+    assert lzma.open(tmp_path / "a.conllu.xz").read() == SAMPLE.encode()
+    buffer = io.BytesIO()
+    write_conllu(doc, buffer)
+    assert buffer.getvalue() == SAMPLE.encode()
+    buffer.seek(0)
+    assert read_conllu(buffer) == doc
+    assert not buffer.closed  # the wrapper is detached, not closed
+    with open(tmp_path / "a.conllu", "rb") as f:
+        assert read_conllu(f) == doc
+
+
+def test_crlf_and_missing_final_blank_line():
+    crlf = SAMPLE.replace("\n", "\r\n")
+    doc = read_conllu(io.BytesIO(crlf.encode()))
+    assert doc.newline == "\r\n"
+    assert doc[0].rows[-1][-1] == "_"  # no stray \r in MISC
+    assert write_conllu(doc) == crlf
+    truncated = read_conllu(io.StringIO(SAMPLE[:-1]))
+    assert truncated == read_conllu(io.StringIO(SAMPLE))
+
+
+def test_with_heads_changes_only_the_head_column():
+    doc = read_conllu(io.StringIO(SAMPLE))
+    new = doc.with_heads([np.array([2, 0, 2, 2, 4]), [0]])
+    before = write_conllu(doc).split("\n")
+    after = write_conllu(new).split("\n")
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after)
+    assert len(changed) == 4  # words 1, 2, 3 and 4 of sentence 1 (word 5 keeps head 4)
+    for a, b in changed:
+        ca, cb = a.split("\t"), b.split("\t")
+        assert ca[:6] == cb[:6] and ca[7:] == cb[7:] and ca[6] != cb[6]
+    np.testing.assert_array_equal(load_conllu(new)[1][0], [2, 0, 2, 2, 4])
+    assert write_conllu(doc) == SAMPLE  # the original is untouched
+    relabelled = doc.with_heads(load_conllu(doc)[1], deprels=[["a"] * 5, ["b"]])
+    assert relabelled.deprels() == [["a"] * 5, ["b"]]
+    with pytest.raises(ValueError, match="5 words"):
+        doc.with_heads([[0, 1], [0]])
+    with pytest.raises(ValueError, match="2 sentences"):
+        doc.with_heads([[0]])
+
+
+def test_unparsed_input_reads_but_does_not_load():
+    raw = "1\tHello\t_\t_\t_\t_\t_\t_\t_\t_\n2\tworld\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+    doc = read_conllu(io.StringIO(raw))
+    assert [t["form"] for t in doc.to_sentences()[0]] == ["Hello", "world"]
+    with pytest.raises(ValueError, match=r"<stream>:1: HEAD '_' of word 1"):
+        load_conllu(doc)
+    assert write_conllu(doc.with_heads([[0, 1]])).splitlines()[1].split("\t")[6] == "1"
+
+
+def _corrupt(line_number, new_line, *more):
+    """SAMPLE with line ``line_number`` (1-based) replaced; ``more`` gives further pairs."""
+    lines = SAMPLE.split("\n")
+    changes = (line_number, new_line) + more
+    for number, text in zip(changes[::2], changes[1::2]):
+        lines[number - 1] = text
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t4\tnsubj\t4:nsubj"), r"bad\.conllu:4: 9 tab-separated columns"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t4\tnsubj\t4:nsubj\t_\t_"), r"bad\.conllu:4: 11 tab"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\tx\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: HEAD 'x' of word 1 is not"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t-1\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: HEAD '-1'"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t9\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: HEAD 9 of word 1 is out of range 0\.\.5"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t1\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: word 1 is its own head"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t0\tnsubj\t4:nsubj\t_"), r"bad\.conllu:1-10 \(sentence 0\): 2 tokens attach to the root"),
+        (
+            _corrupt(6, "2\tdo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_", 7, "3\tn't\tnot\tPART\tRB\t_\t2\tadvmod\t_\t_"),
+            r"bad\.conllu:1-10 \(sentence 0\): cycle among tokens 2 -> 3 -> 2",
+        ),
+        (_corrupt(8, "4\tknow\tknow\tVERB\tVB\t_\t5\troot\t0:root\t_"), r"bad\.conllu:1-10 \(sentence 0\): no token attaches to the root"),
+        (_corrupt(11, "\n"), r"bad\.conllu:12: empty sentence"),
+        (_corrupt(12, "# comment only\n"), r"bad\.conllu:13: empty sentence"),
+        (_corrupt(7, "4\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t4:advmod\t_"), r"bad\.conllu:7: word ID '4' where 3"),
+        (_corrupt(5, "2_3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_"), r"bad\.conllu:5: ID '2_3'"),
+        (_corrupt(6, "# late comment"), r"bad\.conllu:6: comment line inside a sentence"),
+    ],
+)
+def test_bad_input_names_file_and_line(tmp_path, text, message):
+    path = tmp_path / "bad.conllu"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        load_conllu(path)
+
+
+def test_several_roots_allowed_on_request(tmp_path):
+    path = tmp_path / "two_roots.conllu"
+    path.write_text(_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t0\tnsubj\t4:nsubj\t_"))
+    X, y = load_conllu(path, single_root=False)
+    np.testing.assert_array_equal(y[0], [0, 4, 4, 0, 4])
+
+
+def test_in_memory_errors_name_the_sentence():
+    doc = ConlluDocument([ConlluSentence([], [["1", "a"] + ["_"] * 4 + ["2", "x", "_", "_"]])])
+    with pytest.raises(ValueError, match=r"<document>: sentence 0, row 1: HEAD 2 of word 1 is out of range"):
+        load_conllu(doc)
+
+
+# --- property test: generated documents survive write -> read -> write ---
+
+_field = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r"),
+    min_size=1,
+    max_size=6,
+)
+_comment = _field.map(lambda s: "#" + s)
+
+
+@st.composite
+def _sentences(draw):
+    n = draw(st.integers(1, 6))
+    rows = []
+    for m in range(1, n + 1):
+        if m < n and draw(st.booleans()):
+            rows.append([f"{m}-{m + 1}"] + draw(st.lists(_field, min_size=9, max_size=9)))
+        rows.append([str(m)] + draw(st.lists(_field, min_size=9, max_size=9)))
+        if draw(st.booleans()):
+            rows.append([f"{m}.{draw(st.integers(1, 3))}"] + draw(st.lists(_field, min_size=9, max_size=9)))
+    return ConlluSentence(draw(st.lists(_comment, max_size=3)), rows)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_sentences(), min_size=1, max_size=4), st.sampled_from(["\n", "\r\n"]))
+def test_round_trip_property(sentences, newline):
+    doc = ConlluDocument(sentences, newline=newline)
+    text = write_conllu(doc)
+    again = read_conllu(io.BytesIO(text.encode("utf-8")))
+    assert again == doc
+    assert write_conllu(again) == text
+
+
+# --- every staged UD file, byte for byte ---
+
+
+def _expected_sha256():
+    """sha256 of the uncompressed files, as published in DATA.md."""
+    table = Path(DATA, "DATA.md").read_text(encoding="utf-8")
+    return dict(re.findall(r"`(ud/[^`]+\.conllu\.xz)`.*`([0-9a-f]{64})`", table))
+
+
+@needs_data
+def test_every_ud_file_round_trips_byte_for_byte():
+    files = sorted(Path(DATA, "ud").glob("*/*.conllu.xz"))
+    assert len(files) >= 40
+    published = _expected_sha256()
+    assert len(published) == len(files)
+    started = time.perf_counter()
+    for path in files:
+        original = hashlib.sha256(lzma.open(path).read()).hexdigest()
+        written = hashlib.sha256(write_conllu(read_conllu(path)).encode("utf-8")).hexdigest()
+        assert written == original, path
+        assert written == published[path.relative_to(DATA).as_posix()], path
+    # guard the reader's speed: about 100 MB of CoNLL-U in all
+    assert time.perf_counter() - started < 120
+
+
+@needs_data
+def test_ewt_train_counts_match_data_md():
+    X, y = load_conllu(Path(DATA, "ud", "UD_English-EWT", "en_ewt-ud-train.conllu.xz"))
+    assert len(X) == 12544
+    assert sum(len(s) for s in X) == 204577
+    assert all(len(s) == len(h) for s, h in zip(X, y))
+    assert sum(int((h == 0).sum()) for h in y) == 12544
