@@ -57,21 +57,23 @@ def bottom_up_order(start, kids, n):
 
 @njit(cache=True, nogil=True)
 def count_moments(words, heads, offsets, embedding):
-    """Sum the moments the operators are built from (see ``_estimator``).
+    """Sum the moments the operators are built from (see ``_scorer``).
 
-    Returns ``root_sum`` (k,), the sum of root-word embeddings;
-    ``pairs[d]`` (k, k), the sum over triples (p, j, v) of phi_p phi_v^T; and
-    ``triples[d]`` (k, k, k), the sum of phi_j (x) phi_p (x) phi_v, where j is
-    a side-d child of p and v is any other tree neighbour of p (its head or
-    another child). The neighbours of p are summed once, so a triple costs
-    O(k^3) per arc rather than per (arc, neighbour).
+    For every triple (p, j, v) where j is a side-d child of p and v is
+    another tree neighbour of p, the third view is phi_v placed in one of
+    three blocks by v's relation to p (its head, a left child, a right
+    child), a 3k-vector psi_v. Returns ``root_sum`` (k,), the sum of
+    root-word embeddings; ``pairs[d]`` (k, 3k), the sum of phi_p psi_v^T;
+    and ``triples[d]`` (k, k, 3k), the sum of phi_j (x) phi_p (x) psi_v.
+    The neighbours of p are summed once per block, so the cost is O(k^3)
+    per arc rather than per (arc, neighbour).
     """
     k = embedding.shape[1]
     root_sum = np.zeros(k)
-    pairs = np.zeros((2, k, k))
-    triples = np.zeros((2, k, k, k))
-    neighbour_sum = np.zeros(k)
-    other = np.zeros(k)
+    pairs = np.zeros((2, k, 3 * k))
+    triples = np.zeros((2, k, k, 3 * k))
+    neighbour_sum = np.zeros(3 * k)
+    other = np.zeros(3 * k)
     for s in range(offsets.shape[0] - 1):
         lo = offsets[s]
         n = offsets[s + 1] - lo
@@ -85,20 +87,23 @@ def count_moments(words, heads, offsets, embedding):
             if head == 0:
                 root_sum += phi_p
             else:
-                neighbour_sum += embedding[words[lo + head - 1]]
+                neighbour_sum[:k] += embedding[words[lo + head - 1]]
                 n_neighbours += 1
             if n_neighbours < 2:
                 continue
             for t in range(start[p], start[p + 1]):
-                neighbour_sum += embedding[words[lo + kids[t] - 1]]
+                j = kids[t]
+                block = (1 + LEFT if j < p else 1 + RIGHT) * k
+                neighbour_sum[block:block + k] += embedding[words[lo + j - 1]]
             for t in range(start[p], start[p + 1]):
                 j = kids[t]
                 side = LEFT if j < p else RIGHT
+                block = (1 + side) * k
                 phi_j = embedding[words[lo + j - 1]]
-                for c in range(k):
-                    other[c] = neighbour_sum[c] - phi_j[c]
+                other[:] = neighbour_sum
+                other[block:block + k] -= phi_j
                 for b in range(k):
-                    for c in range(k):
+                    for c in range(3 * k):
                         pc = phi_p[b] * other[c]
                         pairs[side, b, c] += pc
                         for a in range(k):

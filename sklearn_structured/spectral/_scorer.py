@@ -30,24 +30,30 @@ function of h_p by it is, in the representation, the matrix
 p(x | tree) = (G pi) . u_root.
 
 Moments. Take every triple (p, j, v) of a training tree where j is a side-d
-child of p and v is another tree neighbour of p (its head or another child).
-Given h_p the three words are independent, with conditional means g (for
-x_p), W_d (for x_j) and some V (for x_v; V mixes head and child views and
-depends on the corpus's tree shapes, which is harmless because it cancels).
-With rho the distribution of h_p over these triples,
+child of p and v is another tree neighbour of p (its head or another child),
+and let psi_v be the 3k-vector holding phi(x_v) in the block of v's relation
+to p (head, left child, right child). Given h_p the three words are
+independent, with conditional means g (for x_p), W_d (for x_j) and some V
+(3k x k, for psi_v; it depends on the tree shapes of the corpus, which is
+harmless because it cancels). With rho the distribution of h_p over the
+triples,
 
-    Pair_d      = E[phi_p phi_v^T]             = G diag(rho) V^T
-    Triple_d(u) = E[(u . phi_j) phi_p phi_v^T] = G diag(rho) diag(W_d^T u) V^T
-    Triple_d(u) Pair_d^{-1} = G diag(W_d^T u) G^{-1} = M_d(u),
+    Pair_d      = E[phi_p psi_v^T]             = G diag(rho) V^T
+    Triple_d(u) = E[(u . phi_j) phi_p psi_v^T] = G diag(rho) diag(W_d^T u) V^T
+    Triple_d(u) Pair_d^+ = G diag(W_d^T u) G^{-1} = M_d(u)
 
-and the mean root embedding is E[phi(x_root)] = G pi. Every quantity is a
-plain average of products of word embeddings over the training trees, so by
-the law of large numbers the plug-in estimate of p(x | tree) converges to
-the truth for any fixed (sentence, tree) as the number of training trees
-grows, provided U converges to a basis of the column space of O. These are
-the paper's quantities in another arrangement: Pair_d and Triple_d are its
-child-parent bigrams Sigma and child-parent-child trigrams K, the mean root
-embedding its c_1, and M_d(u) its D(E^T u) (Section 3.3).
+(V^T has full row rank, so Pair_d^+ = (V^T)^+ diag(rho)^{-1} G^{-1}), and
+the mean root embedding is E[phi(x_root)] = G pi. Keeping the three
+relations in separate blocks matters: averaging the head and child views
+into one k-vector can make V nearly singular. Every quantity is a plain
+average of products of word embeddings over the training trees, so by the
+law of large numbers the plug-in estimate of p(x | tree) converges to the
+truth for any fixed (sentence, tree) as the number of training trees grows,
+provided U converges to a basis of the column space of O and ``rcond`` is
+below the smallest relative singular value of the population Pair_d. These
+are the paper's quantities in another arrangement: Pair_d and Triple_d are
+its child-parent bigrams Sigma and child-parent-child trigrams K (Section
+3.2), the mean root embedding its c_1, and M_d(u) its D(E^T u) (Section 3.3).
 
 U is estimated from word co-occurrences (each word against the word before
 it, after it, and its head): every such co-occurrence matrix is O times a
@@ -79,9 +85,13 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from ._kernels import count_moments, spectral_log_probs
 
 
-def _word(token):
-    form = token_field(token, "form")
-    return "" if form is None else form.lower()
+def _words(sentence, field):
+    """The modelled string of each token: ``field``, else the form; lower-cased words."""
+    out = []
+    for token in sentence:
+        value = token_field(token, field) or token_field(token, "form") or ""
+        out.append(value.lower() if field in ("form", "lemma") else value)
+    return out
 
 
 def _cooccurrences(ids, heads, offsets, n_words):
@@ -104,11 +114,14 @@ def _cooccurrences(ids, heads, offsets, n_words):
     return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n_words, 3 * n_words))
 
 
-def operators_from_moments(pairs, triples):
-    """``operators[d, a, b, :] = triples[d, a, b, :] @ pinv(pairs[d])``, i.e. M_d(u)^T w
-    = sum_ab u_a w_b operators[d, a, b, :]. Moments may be sums or means alike."""
+def operators_from_moments(pairs, triples, rcond=1e-15):
+    """``operators[d, a, b, :] = triples[d, a, b, :] @ pinv(pairs[d])``, i.e.
+    M_d(u)^T w = sum_ab u_a w_b operators[d, a, b, :]. Moments may be sums or
+    means alike; singular values of ``pairs[d]`` below ``rcond`` times the
+    largest are dropped from the pseudo-inverse."""
     return np.stack([
-        np.einsum("abc,cd->abd", triples[d], np.linalg.pinv(pairs[d])) for d in range(2)
+        np.einsum("abc,cd->abd", triples[d], np.linalg.pinv(pairs[d], rcond=rcond))
+        for d in range(2)
     ])
 
 
@@ -134,6 +147,17 @@ class SpectralTreeScorer(BaseEstimator):
         corpus grows.
     min_count : int, default=2
         Words seen fewer times share the unknown-word embedding.
+    rcond : float, default=0.01
+        Singular values of each pair matrix below ``rcond`` times the largest
+        are dropped when it is inverted. Real text is not generated by the
+        model, and there the pair matrices have a long tail of tiny singular
+        values whose inverses swamp the estimate with noise and negative
+        values; on data from the model the population values stay well above
+        this threshold.
+    token_field : str, default="form"
+        Token field modelled as the word (``"form"``, ``"lemma"``, ``"upos"``,
+        ``"xpos"``); forms and lemmas are lower-cased, a missing field falls
+        back to the form.
     random_state : int, RandomState instance or None, default=None
         Seeds the randomized SVD.
 
@@ -158,15 +182,19 @@ class SpectralTreeScorer(BaseEstimator):
         "embedding": [StrOptions({"cca", "svd"})],
         "smoothing": [Interval(Real, 0, None, closed="left")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
+        "rcond": [Interval(Real, 0, 1, closed="left")],
+        "token_field": [StrOptions({"form", "lemma", "upos", "xpos"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_components=10, embedding="cca", smoothing=1.0, min_count=2,
-                 random_state=None):
+                 rcond=0.01, token_field="form", random_state=None):
         self.n_components = n_components
         self.embedding = embedding
         self.smoothing = smoothing
         self.min_count = min_count
+        self.rcond = rcond
+        self.token_field = token_field
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -184,9 +212,9 @@ class SpectralTreeScorer(BaseEstimator):
         counts to the embedding only.
         """
         sentences, heads = check_dependency_data(X, y, single_root=False)
-        words = [[_word(t) for t in s] for s in sentences]
+        words = [_words(s, self.token_field) for s in sentences]
         extra = [] if X_unlabeled is None else [
-            [_word(t) for t in s] for s in check_sentences(X_unlabeled, name="X_unlabeled")
+            _words(s, self.token_field) for s in check_sentences(X_unlabeled, name="X_unlabeled")
         ]
         self.vocabulary_ = Vocabulary(
             (w for s in words + extra for w in s), min_count=self.min_count
@@ -207,7 +235,7 @@ class SpectralTreeScorer(BaseEstimator):
 
         root_sum, pairs, triples = count_moments(ids, flat_heads, offsets, self.embedding_)
         self.root_vector_ = root_sum / np.count_nonzero(flat_heads == 0)
-        self.operators_ = operators_from_moments(pairs, triples)
+        self.operators_ = operators_from_moments(pairs, triples, self.rcond)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
         positive = sign > 0
@@ -233,7 +261,7 @@ class SpectralTreeScorer(BaseEstimator):
     def _estimates(self, X, y):
         check_is_fitted(self)
         sentences, heads = check_dependency_data(X, y, single_root=False)
-        ids, offsets = pack_ragged([self.vocabulary_.encode([_word(t) for t in s])
+        ids, offsets = pack_ragged([self.vocabulary_.encode(_words(s, self.token_field))
                                     for s in sentences])
         flat_heads, _ = pack_ragged(heads)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
