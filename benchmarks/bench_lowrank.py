@@ -1,0 +1,173 @@
+"""LowRankTensorParser on UD treebanks: the bars of issue 3.
+
+For every (treebank, configuration) the parser is trained on the train split
+(gold tags) and evaluated on the test split: UAS without punctuation (UPOS
+PUNCT excluded) and with it, training time (wall and CPU of the process, the
+latter less sensitive to a shared machine), prediction speed in sentences per
+second excluding start-up (a warm-up call compiles the kernels first), peak
+resident memory of the run and the pickled model's size.
+
+Each run happens in its own subprocess, so that peak memory is the run's
+own; its figures are kept as JSON in ``--cache-dir`` so that an interrupted
+benchmark can be resumed with ``--reuse``. All figures then go to the
+``lowrank`` section of benchmarks/RESULTS.md.
+
+Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
+``nt1`` (gamma 1: no tensor, "NT-1st"), and both without POS tags.
+
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/work/shared/data \\
+        python benchmarks/bench_lowrank.py --treebanks en_ewt pt_bosque
+"""
+
+import argparse
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _results import markdown_table, write_section  # noqa: E402
+
+CONFIGS = {
+    "full": dict(gamma=0.3, use_pos=True),
+    "nt1": dict(gamma=1.0, use_pos=True),
+    "full_nopos": dict(gamma=0.3, use_pos=False),
+    "nt1_nopos": dict(gamma=1.0, use_pos=False),
+}
+LABELS = {
+    "full": "full (r=50, gamma=0.3)",
+    "nt1": "NT-1st (gamma=1)",
+    "full_nopos": "full, no POS",
+    "nt1_nopos": "NT-1st, no POS",
+}
+TREEBANKS = {"en_ewt": "UD_English-EWT", "pt_bosque": "UD_Portuguese-Bosque"}
+
+
+def run_one(treebank, config, n_epochs, limit):
+    """Train and evaluate one configuration; return a dict of figures."""
+    from sklearn_structured.datasets import load_ud_treebank
+    from sklearn_structured.lowrank import LowRankTensorParser
+    from sklearn_structured.metrics import attachment_score
+
+    X, y = load_ud_treebank(TREEBANKS[treebank], "train")
+    X_test, y_test = load_ud_treebank(TREEBANKS[treebank], "test")
+    if limit:
+        X, y = X[:limit], y[:limit]
+    parser = LowRankTensorParser(rank=50, C=1.0, n_epochs=n_epochs, random_state=0,
+                                 verbose=1, **CONFIGS[config])
+    # compile the kernels outside the timed region (numba caches them on disk)
+    LowRankTensorParser(rank=2, n_epochs=1, **CONFIGS[config]).fit(X[:20], y[:20]).predict(X[:5])
+    load_before = os.getloadavg()[0]
+    wall, cpu = time.perf_counter(), time.process_time()
+    parser.fit(X, y)
+    train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    parser.predict(X_test[:10])  # start-up
+    wall, cpu = time.perf_counter(), time.process_time()
+    y_pred = parser.predict(X_test)
+    predict_wall, predict_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    parser.set_params(n_jobs=2)
+    wall = time.perf_counter()
+    parser.predict(X_test)
+    predict_wall_2 = time.perf_counter() - wall
+    return {
+        "treebank": treebank,
+        "config": config,
+        "n_train": len(X),
+        "n_test": len(X_test),
+        "n_epochs": n_epochs,
+        "n_passes": int(parser.n_iter_),
+        "uas": 100 * attachment_score(y_test, y_pred, X_test, punct="exclude"),
+        "uas_punct": 100 * attachment_score(y_test, y_pred, X_test, punct="include"),
+        "train_wall": train_wall,
+        "train_cpu": train_cpu,
+        "predict_per_s_wall": len(X_test) / predict_wall,
+        "predict_per_s_cpu": len(X_test) / predict_cpu,
+        "predict_per_s_wall_2_threads": len(X_test) / predict_wall_2,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "pickle_mb": len(pickle.dumps(parser, protocol=pickle.HIGHEST_PROTOCOL)) / 1e6,
+        "n_word_features": int(parser.n_word_features_),
+        "load_average": [load_before, os.getloadavg()[0]],
+    }
+
+
+def report(results):
+    rows = []
+    for r in results:
+        rows.append([
+            TREEBANKS[r["treebank"]], LABELS[r["config"]], r["n_train"],
+            f"{r['n_epochs']} (+{r['n_passes'] - r['n_epochs']} init)",
+            f"{r['uas']:.2f}", f"{r['uas_punct']:.2f}",
+            f"{r['train_wall']:.0f} / {r['train_cpu']:.0f}",
+            f"{r['predict_per_s_wall']:.0f} / {r['predict_per_s_cpu']:.0f}",
+            f"{r['predict_per_s_wall_2_threads']:.0f}",
+            f"{r['peak_rss_mb']:.0f}", f"{r['pickle_mb']:.0f}",
+            f"{r['load_average'][0]:.1f} -> {r['load_average'][1]:.1f}",
+        ])
+    table = markdown_table(
+        ["treebank", "model", "train sentences", "epochs", "test UAS (no punct)",
+         "test UAS (with punct)", "train s (wall / CPU)", "predict sent/s (wall / CPU)",
+         "predict sent/s, n_jobs=2 (wall)", "peak RSS MB", "pickle MB", "load average"],
+        rows,
+    )
+    gaps = []
+    by_key = {(r["treebank"], r["config"]): r for r in results}
+    for tb in TREEBANKS:
+        for suffix in ("", "_nopos"):
+            full, nt1 = by_key.get((tb, "full" + suffix)), by_key.get((tb, "nt1" + suffix))
+            if full and nt1:
+                gaps.append(f"- {TREEBANKS[tb]}{' without POS' if suffix else ''}: "
+                            f"full - NT-1st = {full['uas'] - nt1['uas']:+.2f} UAS")
+    body = (
+        "Train on train with gold tags, evaluate on test (UPOS PUNCT excluded "
+        "unless stated). Issue 3 bars: EWT full model >= 88.2 UAS (RBGParser v1.1 "
+        "reached 88.21 on this split); full beats NT-1st by >= 0.3, more without "
+        "POS; 10 epochs on EWT in <= 5 min on one quiet core; >= 1,000 sentences/s "
+        "(RBGParser about 240, UDPipe 1 1,004, spaCy 1,065); RBGParser's model is 174 MB.\n\n"
+        "With `init=\"svd\"` the tensor models make one extra tensor-free pass "
+        "before their epochs (the paper's initialisation), counted in the training time. "
+        "The machine is shared by several engineers: wall-clock figures were "
+        "taken under the load average shown, so CPU-time figures (process time "
+        "of the single-threaded run) are the better measure of speed; "
+        "prediction speed excludes start-up (kernels compiled and cached first).\n\n"
+        + table + "\n\n" + "\n".join(gaps) + "\n"
+    )
+    write_section("lowrank", "LowRankTensorParser (issue 3)", body)
+    print(body)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--treebanks", nargs="+", default=list(TREEBANKS), choices=list(TREEBANKS))
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--n-epochs", type=int, default=10)
+    parser.add_argument("--limit", type=int, default=0, help="train on the first N sentences only")
+    parser.add_argument("--cache-dir", default="/tmp/bench_lowrank")
+    parser.add_argument("--reuse", action="store_true", help="keep figures already in --cache-dir")
+    parser.add_argument("--one", nargs=2, metavar=("TREEBANK", "CONFIG"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    cache = Path(args.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    if args.one:
+        figures = run_one(*args.one, args.n_epochs, args.limit)
+        (cache / f"{args.one[0]}-{args.one[1]}.json").write_text(json.dumps(figures))
+        return
+    results = []
+    for treebank in args.treebanks:
+        for config in args.configs:
+            path = cache / f"{treebank}-{config}.json"
+            if not (args.reuse and path.exists()):
+                subprocess.run([sys.executable, __file__, "--one", treebank, config,
+                                "--n-epochs", str(args.n_epochs), "--limit", str(args.limit),
+                                "--cache-dir", str(cache)], check=True)
+            results.append(json.loads(path.read_text()))
+    report(results)
+
+
+if __name__ == "__main__":
+    main()

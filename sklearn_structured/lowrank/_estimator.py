@@ -1,0 +1,399 @@
+"""The scikit-learn estimator of the low-rank tensor parser (Lei et al., ACL 2014)."""
+
+import time
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..metrics import attachment_score
+from ..utils import Vocabulary, check_dependency_data, check_sentences
+from ..utils._compat import Interval, StrOptions, _fit_context
+from ._features import (
+    FIELD_OFFSET,
+    N_ARC_BUCKETS,
+    assemble_word_features,
+    build_vocabularies,
+    count_word_features,
+    encode_sentences,
+    word_feature_hashes,
+)
+from ._init import _PAIRS, svd_initialisation, tensor_entries
+from ._kernels import (
+    DECODER_CLE,
+    DECODER_EISNER,
+    nbest_batch,
+    predict_batch,
+    sentence_arc_scores,
+    train_epoch,
+)
+
+# word features seen fewer times in the first training data get no column of U, V
+MIN_WORD_FEATURE_COUNT = 1
+_DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
+_PARAMETERS = ("theta", "U", "V", "W")
+
+
+class LowRankTensorParser(BaseEstimator):
+    """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
+
+    The score of an arc h -> m is
+
+    ``(1 - gamma) * sum_i [U phi_h]_i [V phi_m]_i [W phi_hm]_i + gamma * <theta, phi_{h->m}>``
+
+    where ``phi_h``/``phi_m`` are sparse word features of the head and the
+    modifier, ``phi_hm`` the arc's direction and binned length, and
+    ``phi_{h->m}`` the traditional MST-parser arc features. The score of a
+    tree is the sum of its arcs; decoding finds the maximum spanning tree.
+    Training is online passive-aggressive with cost-augmented decoding,
+    alternating the pairs (theta, U), (theta, V), (theta, W).
+
+    Parameters
+    ----------
+    rank : int, default=50
+        Rank r of the tensor (rows of U, V and W).
+    gamma : float in [0, 1], default=0.3
+        Weight of the traditional features; ``gamma=1`` is the tensor-free
+        "NT-1st" parser, ``gamma=0`` the tensor alone.
+    C : float, default=1.0
+        Largest passive-aggressive step.
+    n_epochs : int, default=10
+        Passes over the training data. With ``init="svd"`` (and gamma < 1),
+        one tensor-free pass precedes them to initialise the tensor.
+    decoder : {"chu_liu_edmonds", "eisner"}, default="chu_liu_edmonds"
+        Non-projective maximum spanning tree, or projective Eisner.
+    init : {"svd", "random"}, default="svd"
+        Tensor initialisation: the paper's SVD of the unfolded weights of a
+        tensor-free epoch, or small Gaussian values.
+    average : bool, default=True
+        Predict with the parameters averaged over all updates.
+    use_pos : bool, default=True
+        Use part-of-speech tags (XPOS, falling back to UPOS) in the features.
+    word_vectors : mapping of str to 1-D array, default=None
+        Optional embeddings; the vectors of a word and of its two neighbours
+        are appended to its word features as real values.
+    n_features : int, default=2**21
+        Hash buckets of the traditional arc features (length of theta).
+    random_state : int, RandomState or None, default=None
+        Seeds the randomized SVD and the random initialisation.
+    verbose : int, default=0
+        Print one line per epoch (time, loss, training and validation UAS).
+    n_jobs : int or None, default=None
+        Threads used by ``predict`` and ``predict_nbest``.
+
+    Attributes
+    ----------
+    theta_ : ndarray of shape (n_features,)
+        Weights of the hashed traditional arc features (averaged if ``average``).
+    U_, V_ : ndarray of shape (n_word_features_, rank)
+        Head and modifier projections, stored feature-major (``U_.T`` is the
+        paper's U).
+    W_ : ndarray of shape (n_arc_buckets, rank)
+        Arc-feature projection (direction x length buckets, root and bias).
+    n_word_features_ : int
+        Columns of the word-feature space (hashed templates seen in the first
+        training data, plus 3 x the word-vector dimension).
+    n_iter_ : int
+        Passes over training data so far, counting the initialisation pass.
+    """
+
+    _parameter_constraints = {
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [Interval(Real, 0, 1, closed="both")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "decoder": [StrOptions(set(_DECODERS))],
+        "init": [StrOptions({"svd", "random"})],
+        "average": ["boolean"],
+        "use_pos": ["boolean"],
+        "word_vectors": [Mapping, None],
+        "n_features": [Interval(Integral, 16, 2**40, closed="both")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        rank=50,
+        gamma=0.3,
+        C=1.0,
+        n_epochs=10,
+        decoder="chu_liu_edmonds",
+        init="svd",
+        average=True,
+        use_pos=True,
+        word_vectors=None,
+        n_features=2**21,
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.rank = rank
+        self.gamma = gamma
+        self.C = C
+        self.n_epochs = n_epochs
+        self.decoder = decoder
+        self.init = init
+        self.average = average
+        self.use_pos = use_pos
+        self.word_vectors = word_vectors
+        self.n_features = n_features
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        return tags
+
+    # ------------------------------------------------------------ encoding
+
+    def _set_feature_spaces(self, sentences):
+        """Vocabularies and word-feature table, from the first training data."""
+        self.vocabularies_ = build_vocabularies(sentences)
+        if self.word_vectors is not None:
+            words = list(self.word_vectors)
+            self.vector_vocabulary_ = Vocabulary(words)
+            dim = len(np.asarray(self.word_vectors[words[0]], dtype=np.float64))
+            table = np.zeros((len(self.vector_vocabulary_) + FIELD_OFFSET, dim))
+            for word in words:
+                row = self.vector_vocabulary_.stoi[word] + FIELD_OFFSET
+                table[row] = np.asarray(self.word_vectors[word], dtype=np.float64)
+            self.word_vector_table_ = table
+        else:
+            self.vector_vocabulary_ = None
+            self.word_vector_table_ = np.zeros((FIELD_OFFSET, 0))
+        encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
+        hashes, counts = np.unique(self._word_hashes(encoded)[1], return_counts=True)
+        self.word_feature_table_ = hashes[counts >= MIN_WORD_FEATURE_COUNT]
+        self.n_word_features_ = len(self.word_feature_table_) + 3 * self.word_vector_table_.shape[1]
+        return encoded
+
+    def _word_hashes(self, encoded):
+        counts = count_word_features(encoded["sent_off"], encoded["morph_off"], self.use_pos)
+        hash_off = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=hash_off[1:])
+        hashes = word_feature_hashes(encoded["sent_off"], encoded["form"], encoded["lemma"],
+                                     encoded["tag"], encoded["morph_off"], encoded["morph"],
+                                     self.use_pos, hash_off)
+        return hash_off, hashes
+
+    def _encode(self, sentences, encoded=None):
+        """Integer fields plus ragged word-feature columns of sentences."""
+        if encoded is None:
+            encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
+        hash_off, hashes = self._word_hashes(encoded)
+        table = self.word_feature_table_
+        columns = np.searchsorted(table, hashes)
+        found = columns < len(table)
+        found[found] = table[columns[found]] == hashes[found]
+        columns[~found] = -1
+        vector_id = encoded.get("vector_id", encoded["form"])
+        encoded["wf_off"], encoded["wf_idx"], encoded["wf_val"] = assemble_word_features(
+            encoded["sent_off"], hash_off, columns, vector_id, self.word_vector_table_,
+            len(table))
+        return encoded
+
+    # ------------------------------------------------------------ training
+
+    def _initialise(self, sentences):
+        encoded = self._set_feature_spaces(sentences)
+        rng = check_random_state(self.random_state)
+        shapes = {
+            "theta": (self.n_features,),
+            "U": (self.n_word_features_, self.rank),
+            "V": (self.n_word_features_, self.rank),
+            "W": (N_ARC_BUCKETS, self.rank),
+        }
+        current = {name: np.zeros(shape) for name, shape in shapes.items()}
+        if self.init == "random" and self.gamma < 1:
+            for name in ("U", "V", "W"):
+                current[name] = rng.normal(scale=0.1, size=shapes[name])
+        self._store(current, {name: value.copy() for name, value in current.items()})
+        self.n_updates_ = 0
+        self.n_iter_ = 0
+        self.tensor_initialised_ = self.init == "random" or self.gamma == 1
+        return encoded
+
+    def _store(self, current, averaged):
+        for name in _PARAMETERS:
+            setattr(self, name + "_", averaged[name] if self.average else current[name])
+            setattr(self, name + "_current_", current[name])
+
+    def _epoch(self, data, heads, gamma):
+        """One pass of passive-aggressive updates; returns (mean loss, training UAS)."""
+        current = {name: getattr(self, name + "_current_") for name in _PARAMETERS}
+        averaged = {name: getattr(self, name + "_") for name in _PARAMETERS}
+        T = self.n_updates_
+        # lazy averaging: recover the accumulators from (current, average, T)
+        acc = {name: (current[name] - averaged[name]) * T for name in _PARAMETERS}
+        n_sentences = len(data["sent_off"]) - 1
+        pred = np.zeros_like(heads)
+        losses = np.zeros(n_sentences)
+        counter = train_epoch(
+            data["sent_off"], heads, data["form"], data["lemma"], data["tag"], data["ctag"],
+            data["wf_off"], data["wf_idx"], data["wf_val"],
+            current["theta"], acc["theta"], current["U"], acc["U"],
+            current["V"], acc["V"], current["W"], acc["W"],
+            float(gamma), float(self.C), int(self.n_features), bool(self.use_pos),
+            _DECODERS[self.decoder], T, pred, losses)
+        self.n_updates_ = counter
+        averaged = {name: current[name] - acc[name] / max(counter, 1) for name in _PARAMETERS}
+        self._store(current, averaged)
+        self.n_iter_ += 1
+        return losses.mean(), float(np.mean(pred == heads)), pred
+
+    def _initialise_tensor(self, data, heads, pred):
+        """SVD initialisation from the tensor-free weights (gold and predicted arcs)."""
+        sent_off = data["sent_off"]
+        lengths = np.diff(sent_off) - 1
+        sentence_of = np.repeat(np.arange(len(lengths)), lengths)
+        modifier = np.arange(len(heads)) - (sent_off[sentence_of] - sentence_of) + 1
+        arcs_h = np.concatenate([heads, pred])
+        arcs_m = np.concatenate([modifier, modifier])
+        arcs_sent = np.concatenate([sentence_of, sentence_of])
+        entries = tensor_entries(sent_off, arcs_h, arcs_m, arcs_sent, data["form"],
+                                 data["lemma"], data["tag"], self.word_feature_table_,
+                                 self.theta_current_, int(self.n_features),
+                                 bool(self.use_pos), _PAIRS)
+        rng = check_random_state(self.random_state)
+        U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
+        for name, value in (("U", U), ("V", V), ("W", W)):
+            setattr(self, name + "_current_", value)
+            setattr(self, name + "_", value.copy() if self.average else value)
+        self.tensor_initialised_ = True
+
+    def _run_epochs(self, data, heads, n_epochs, X_val, y_val):
+        for _ in range(n_epochs):
+            tic = time.perf_counter()
+            if not self.tensor_initialised_:
+                loss, train_uas, pred = self._epoch(data, heads, 1.0)
+                self._initialise_tensor(data, heads, pred)
+                self._report("init (gamma=1)", tic, loss, train_uas, X_val, y_val)
+                tic = time.perf_counter()
+            loss, train_uas, _ = self._epoch(data, heads, self.gamma)
+            self._report(f"epoch {self.n_iter_}", tic, loss, train_uas, X_val, y_val)
+
+    def _report(self, label, tic, loss, train_uas, X_val, y_val):
+        if not self.verbose:
+            return
+        line = (f"[LowRankTensorParser] {label}: {time.perf_counter() - tic:.1f}s, "
+                f"mean loss {loss:.3f}, train UAS {100 * train_uas:.2f}")
+        if X_val is not None:
+            line += f", validation UAS {100 * self.score(X_val, y_val):.2f}"
+        print(line, flush=True)
+
+    def _training_data(self, X, y, reset):
+        sentences, heads = check_dependency_data(X, y)
+        encoded = self._initialise(sentences) if reset else None
+        data = self._encode(sentences, encoded)
+        flat = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
+        return data, flat
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Train for ``n_epochs`` passes from scratch.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
+        y : list of int arrays
+            Gold heads, 1-based, 0 for the root.
+        X_val, y_val : optional validation sentences and heads, scored after
+            every epoch when ``verbose`` is set.
+        """
+        data, heads = self._training_data(X, y, reset=True)
+        self._run_epochs(data, heads, self.n_epochs, X_val, y_val)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, X_val=None, y_val=None):
+        """One more pass over ``(X, y)``; the first call also fixes the feature spaces.
+
+        ``k`` calls equal ``fit`` with ``n_epochs=k`` on the same data.
+        """
+        data, heads = self._training_data(X, y, reset=not hasattr(self, "theta_"))
+        self._run_epochs(data, heads, 1, X_val, y_val)
+        return self
+
+    # ---------------------------------------------------------- prediction
+
+    def _predict_data(self, X):
+        check_is_fitted(self, "theta_")
+        sentences = check_sentences(X)
+        return sentences, self._encode(sentences)
+
+    def _weights(self):
+        return (self.theta_, self.U_, self.V_, self.W_, float(self.gamma),
+                int(self.n_features), bool(self.use_pos))
+
+    def _in_threads(self, kernel, data, n_sentences, *extra):
+        """Run a batch kernel over contiguous sentence ranges, one per thread."""
+        n_chunks = min(effective_n_jobs(self.n_jobs), max(n_sentences, 1))
+        bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
+        args = (data["form"], data["lemma"], data["tag"], data["ctag"],
+                data["wf_off"], data["wf_idx"], data["wf_val"]) + self._weights() + extra
+        Parallel(n_jobs=n_chunks, prefer="threads")(
+            delayed(kernel)(data["sent_off"], lo, hi, *args)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        )
+
+    def predict(self, X):
+        """Heads of every sentence (list of int64 arrays, 1-based, 0 = root)."""
+        sentences, data = self._predict_data(X)
+        n_sentences = len(sentences)
+        sent_off = data["sent_off"]
+        pred = np.zeros(sent_off[-1] - n_sentences, dtype=np.int64)
+        self._in_threads(predict_batch, data, n_sentences, _DECODERS[self.decoder], pred)
+        token_off = sent_off - np.arange(n_sentences + 1)
+        return [pred[token_off[s]:token_off[s + 1]].copy() for s in range(n_sentences)]
+
+    def predict_nbest(self, X, k):
+        """The ``k`` best projective trees of every sentence, best first.
+
+        Returns, per sentence, a list of ``(heads, score)`` pairs (fewer than
+        ``k`` when the sentence has fewer projective trees); ``score`` is the
+        sum of the tree's arc scores. Uses projective k-best decoding
+        (Eisner hypergraph) whatever ``decoder`` is.
+        """
+        if not isinstance(k, Integral) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        sentences, data = self._predict_data(X)
+        n_sentences = len(sentences)
+        sent_off = data["sent_off"]
+        heads = np.zeros((k, sent_off[-1] - n_sentences), dtype=np.int64)
+        scores = np.zeros((n_sentences, k))
+        counts = np.zeros(n_sentences, dtype=np.int64)
+        self._in_threads(nbest_batch, data, n_sentences, int(k), heads, scores, counts)
+        token_off = sent_off - np.arange(n_sentences + 1)
+        return [
+            [(heads[j, token_off[s]:token_off[s + 1]].copy(), float(scores[s, j]))
+             for j in range(counts[s])]
+            for s in range(n_sentences)
+        ]
+
+    def arc_scores(self, sentence):
+        """Arc score matrix of one sentence: ``scores[h, m]`` for h in 0..n, m in 1..n.
+
+        Column 0 and the diagonal (impossible arcs) are ``-inf``.
+        """
+        _, data = self._predict_data([sentence])
+        n = len(sentence)
+        scores = sentence_arc_scores(0, n, data["form"], data["lemma"], data["tag"], data["ctag"],
+                                     data["wf_off"], data["wf_idx"], data["wf_val"],
+                                     *self._weights())
+        scores[:, 0] = -np.inf
+        np.fill_diagonal(scores, -np.inf)
+        return scores
+
+    def score(self, X, y):
+        """Unlabelled attachment score without punctuation (a fraction in [0, 1])."""
+        return attachment_score(y, self.predict(X), X=X, punct="exclude")

@@ -1,0 +1,359 @@
+"""Feature templates of the low-rank tensor parser (Lei et al., 2014), in numba.
+
+Sentences are first turned into integer token fields (form, lemma, fine tag,
+coarse tag, morphological features) by :func:`encode_sentences`. Every
+template is then a fixed 64-bit hash of a template number and a few of those
+integers, so the same model always sees the same feature ids.
+
+Three feature maps are built from the fields:
+
+- ``phi_w`` (word features, the same templates for heads and modifiers): the
+  paper's Section 3 unigrams, bigrams and trigram over a word and its
+  neighbours. Their hashes are mapped to the columns of ``U`` and ``V``
+  through a sorted table of the hashes seen in training.
+- ``phi_hm`` (arc features of the tensor): the binned length and direction
+  of the arc, plus a bias, i.e. two active columns of ``W``.
+- ``phi_{h->m}`` (traditional arc features of the MST parser, McDonald et al.
+  2005): word/tag unigrams and bigrams of head and modifier, in-between tags
+  and surrounding tags, each alone and conjoined with direction and binned
+  distance, hashed straight into ``theta``. They are never stored: the
+  kernels recompute them per arc, which is cheaper than memory traffic.
+
+Token slot 0 of every sentence is the artificial root.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..utils import Vocabulary, token_field
+
+# Reserved field ids; vocabulary ids (0 = unknown) are shifted past them.
+BOUNDARY_LEFT = 0
+BOUNDARY_RIGHT = 1
+ROOT = 2
+FIELD_OFFSET = 3
+
+# Distance bins: 1, 2, 3, 4, 5, 6-7, 8-10, 11-14, 15-19, 20-29, 30+.
+_DISTANCE_EDGES = np.array([1, 2, 3, 4, 5, 6, 8, 11, 15, 20, 30], dtype=np.int64)
+N_DISTANCE_BINS = len(_DISTANCE_EDGES)
+ROOT_BUCKET = 2 * N_DISTANCE_BINS  # arcs from the root get their own bucket
+BIAS_BUCKET = ROOT_BUCKET + 1  # always-on column of W
+N_ARC_BUCKETS = BIAS_BUCKET + 1
+
+# Word-feature templates (phi_w); numbers are part of the hash.
+T_FORM, T_FORM_P, T_FORM_N = 1, 2, 3
+T_LEMMA, T_LEMMA_P, T_LEMMA_N = 4, 5, 6
+T_POS, T_POS_P, T_POS_N = 7, 8, 9
+T_MORPH, T_BIAS = 10, 11
+T_POSP_POS, T_POS_POSN, T_POS_LEMMA, T_MORPH_LEMMA, T_POS_TRIGRAM = 12, 13, 14, 15, 16
+
+# MST arc templates (phi_{h->m}).
+A_HW_HP, A_HW, A_HP, A_MW_MP, A_MW, A_MP = 31, 32, 33, 34, 35, 36
+A_HW_HP_MW_MP, A_HP_MW_MP, A_HW_MW_MP, A_HW_HP_MP, A_HW_HP_MW = 37, 38, 39, 40, 41
+A_HW_MW, A_HP_MP, A_HL_ML, A_HW_MP, A_HP_MW = 42, 43, 45, 46, 47
+A_BETWEEN = 48
+A_SURR_HN_MP, A_SURR_HP_MP, A_SURR_HN_MN, A_SURR_HP_MN = 49, 50, 51, 52
+A_BACKOFF_HP, A_BACKOFF_HN, A_BACKOFF_MP, A_BACKOFF_MN = 53, 54, 55, 56
+A_HL_HP, A_ML_MP, A_HL_ML_MP, A_HL_HP_ML, A_HL_MP, A_HP_ML = 57, 58, 59, 60, 61, 62
+COARSE_SHIFT = 100  # the tag templates again over coarse tags: numbers + 100
+
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _absorb(x, v):
+    x = (x ^ np.uint64(v)) * _MULT
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def feature_hash(template, a, b, c, d, e):
+    """A fixed 63-bit hash of a template number and five non-negative ints."""
+    x = np.uint64(template) * _MULT
+    x = _absorb(x, a)
+    x = _absorb(x, b)
+    x = _absorb(x, c)
+    x = _absorb(x, d)
+    x = _absorb(x, e)
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    x = x ^ (x >> np.uint64(31))
+    return np.int64(x >> np.uint64(1))
+
+
+@njit(cache=True, nogil=True)
+def arc_bucket(h, m):
+    """Column of W for the direction and binned length of the arc h -> m."""
+    if h == 0:
+        return ROOT_BUCKET
+    dist = abs(h - m)
+    b = 0
+    while b + 1 < N_DISTANCE_BINS and dist >= _DISTANCE_EDGES[b + 1]:
+        b += 1
+    return b if h < m else N_DISTANCE_BINS + b
+
+
+# ---------------------------------------------------------------- word features
+
+
+@njit(cache=True, nogil=True)
+def _field_at(field, start, n, i):
+    """Field of slot i of a sentence of n tokens (slots 0..n), boundaries outside."""
+    if i < 0:
+        return BOUNDARY_LEFT
+    if i > n:
+        return BOUNDARY_RIGHT
+    return field[start + i]
+
+
+@njit(cache=True, nogil=True)
+def count_word_features(sent_off, morph_off, use_pos):
+    """Number of phi_w hashes of every token slot (for allocating the ragged output)."""
+    n_slots = sent_off[-1]
+    counts = np.empty(n_slots, dtype=np.int64)
+    per_token = 7 + (7 if use_pos else 0)
+    for t in range(n_slots):
+        counts[t] = per_token + 2 * (morph_off[t + 1] - morph_off[t])
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, out_off):
+    """Hashes of phi_w for every token slot, ragged by ``out_off``."""
+    out = np.empty(out_off[-1], dtype=np.int64)
+    for s in range(len(sent_off) - 1):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        for i in range(n + 1):
+            k = out_off[start + i]
+            w = _field_at(form, start, n, i)
+            wp = _field_at(form, start, n, i - 1)
+            wn = _field_at(form, start, n, i + 1)
+            lm = _field_at(lemma, start, n, i)
+            lp = _field_at(lemma, start, n, i - 1)
+            ln = _field_at(lemma, start, n, i + 1)
+            out[k] = feature_hash(T_FORM, w, 0, 0, 0, 0)
+            out[k + 1] = feature_hash(T_FORM_P, wp, 0, 0, 0, 0)
+            out[k + 2] = feature_hash(T_FORM_N, wn, 0, 0, 0, 0)
+            out[k + 3] = feature_hash(T_LEMMA, lm, 0, 0, 0, 0)
+            out[k + 4] = feature_hash(T_LEMMA_P, lp, 0, 0, 0, 0)
+            out[k + 5] = feature_hash(T_LEMMA_N, ln, 0, 0, 0, 0)
+            out[k + 6] = feature_hash(T_BIAS, 0, 0, 0, 0, 0)
+            k += 7
+            if use_pos:
+                p = _field_at(tag, start, n, i)
+                pp = _field_at(tag, start, n, i - 1)
+                pn = _field_at(tag, start, n, i + 1)
+                out[k] = feature_hash(T_POS, p, 0, 0, 0, 0)
+                out[k + 1] = feature_hash(T_POS_P, pp, 0, 0, 0, 0)
+                out[k + 2] = feature_hash(T_POS_N, pn, 0, 0, 0, 0)
+                out[k + 3] = feature_hash(T_POSP_POS, pp, p, 0, 0, 0)
+                out[k + 4] = feature_hash(T_POS_POSN, p, pn, 0, 0, 0)
+                out[k + 5] = feature_hash(T_POS_LEMMA, p, lm, 0, 0, 0)
+                out[k + 6] = feature_hash(T_POS_TRIGRAM, pp, p, pn, 0, 0)
+                k += 7
+            for j in range(morph_off[start + i], morph_off[start + i + 1]):
+                out[k] = feature_hash(T_MORPH, morph[j], 0, 0, 0, 0)
+                out[k + 1] = feature_hash(T_MORPH_LEMMA, morph[j], lm, 0, 0, 0)
+                k += 2
+    return out
+
+
+# ----------------------------------------------------------------- arc features
+
+
+@njit(cache=True, nogil=True)
+def max_arc_features(n):
+    """Capacity of the buffer :func:`arc_feature_ids` writes for a sentence of n tokens."""
+    return 2 * (4 + 6 + 2 * (21 + n))
+
+
+@njit(cache=True, nogil=True)
+def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj, n_features):
+    """The MST tag templates over one tag set (template numbers moved by ``shift``)."""
+    hp = tags[start + h]
+    mp = tags[start + m]
+    hpp = _field_at(tags, start, n, h - 1)
+    hpn = _field_at(tags, start, n, h + 1)
+    mpp = _field_at(tags, start, n, m - 1)
+    mpn = _field_at(tags, start, n, m + 1)
+    out[k] = feature_hash(shift + A_HW_HP, hw, hp, conj, 0, 0) % n_features
+    out[k + 1] = feature_hash(shift + A_HP, hp, conj, 0, 0, 0) % n_features
+    out[k + 2] = feature_hash(shift + A_MW_MP, mw, mp, conj, 0, 0) % n_features
+    out[k + 3] = feature_hash(shift + A_MP, mp, conj, 0, 0, 0) % n_features
+    out[k + 4] = feature_hash(shift + A_HW_HP_MW_MP, hw, hp, mw, mp, conj) % n_features
+    out[k + 5] = feature_hash(shift + A_HP_MW_MP, hp, mw, mp, conj, 0) % n_features
+    out[k + 6] = feature_hash(shift + A_HW_MW_MP, hw, mw, mp, conj, 0) % n_features
+    out[k + 7] = feature_hash(shift + A_HW_HP_MP, hw, hp, mp, conj, 0) % n_features
+    out[k + 8] = feature_hash(shift + A_HW_HP_MW, hw, hp, mw, conj, 0) % n_features
+    out[k + 9] = feature_hash(shift + A_HP_MP, hp, mp, conj, 0, 0) % n_features
+    out[k + 10] = feature_hash(shift + A_HW_MP, hw, mp, conj, 0, 0) % n_features
+    out[k + 11] = feature_hash(shift + A_HP_MW, hp, mw, conj, 0, 0) % n_features
+    out[k + 12] = feature_hash(shift + A_SURR_HN_MP, hp, hpn, mpp, mp, conj) % n_features
+    out[k + 13] = feature_hash(shift + A_SURR_HP_MP, hpp, hp, mpp, mp, conj) % n_features
+    out[k + 14] = feature_hash(shift + A_SURR_HN_MN, hp, hpn, mp, mpn, conj) % n_features
+    out[k + 15] = feature_hash(shift + A_SURR_HP_MN, hpp, hp, mp, mpn, conj) % n_features
+    # back-offs of the surrounding templates: one of the four tags dropped
+    out[k + 16] = feature_hash(shift + A_BACKOFF_HP, hpp, hp, mp, conj, 0) % n_features
+    out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0) % n_features
+    out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0) % n_features
+    out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0) % n_features
+    k += 20
+    for b in range(min(h, m) + 1, max(h, m)):
+        out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0) % n_features
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, out):
+    """Write the theta indices of phi_{h->m} into ``out``; return how many.
+
+    McDonald et al.'s (2005) first-order templates over forms and the fine
+    tags, repeated over the coarse tags and partly over lemmas; every one is
+    emitted twice, alone and conjoined with the arc's direction and binned
+    distance, as in the MST parser.
+    """
+    dd = arc_bucket(h, m) + 1
+    hw = form[start + h]
+    mw = form[start + m]
+    hl = lemma[start + h]
+    ml = lemma[start + m]
+    k = 0
+    for rep in range(2):
+        conj = dd if rep else 0
+        out[k] = feature_hash(A_HW, hw, conj, 0, 0, 0) % n_features
+        out[k + 1] = feature_hash(A_MW, mw, conj, 0, 0, 0) % n_features
+        out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0) % n_features
+        out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0) % n_features
+        k += 4
+        if not use_pos:
+            continue
+        hp = tag[start + h]
+        mp = tag[start + m]
+        out[k] = feature_hash(A_HL_HP, hl, hp, conj, 0, 0) % n_features
+        out[k + 1] = feature_hash(A_ML_MP, ml, mp, conj, 0, 0) % n_features
+        out[k + 2] = feature_hash(A_HL_ML_MP, hl, ml, mp, conj, 0) % n_features
+        out[k + 3] = feature_hash(A_HL_HP_ML, hl, hp, ml, conj, 0) % n_features
+        out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0) % n_features
+        out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0) % n_features
+        k += 6
+        k = _tag_templates(out, k, 0, start, n, h, m, hw, mw, tag, conj, n_features)
+        k = _tag_templates(out, k, COARSE_SHIFT, start, n, h, m, hw, mw, ctag, conj, n_features)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def assemble_word_features(sent_off, hash_off, columns, vector_id, embeddings, n_table):
+    """Ragged (columns, values) of phi_w per slot: known hashed features, then vectors.
+
+    ``columns`` maps every hash to its table column (-1 when unseen in
+    training: dropped). With a non-empty ``embeddings`` (row ``vector_id`` of
+    a slot is its word's vector; reserved and unknown ids are zero rows),
+    the vectors of the word and of its left and right neighbours follow as
+    real-valued columns ``n_table + ...``.
+    """
+    n_slots = sent_off[-1]
+    dim = embeddings.shape[1]
+    off = np.zeros(n_slots + 1, dtype=np.int64)
+    for t in range(n_slots):
+        kept = 0
+        for j in range(hash_off[t], hash_off[t + 1]):
+            if columns[j] >= 0:
+                kept += 1
+        off[t + 1] = off[t] + kept + 3 * dim
+    idx = np.empty(off[-1], dtype=np.int64)
+    val = np.empty(off[-1], dtype=np.float64)
+    for s in range(len(sent_off) - 1):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        for i in range(n + 1):
+            t = start + i
+            k = off[t]
+            for j in range(hash_off[t], hash_off[t + 1]):
+                if columns[j] >= 0:
+                    idx[k] = columns[j]
+                    val[k] = 1.0
+                    k += 1
+            for side in range(3):
+                f = _field_at(vector_id, start, n, i - 1 + side)
+                for c in range(dim):
+                    idx[k] = n_table + side * dim + c
+                    val[k] = embeddings[f, c]
+                    k += 1
+    return off, idx, val
+
+
+# ------------------------------------------------- sentences -> integer fields
+
+
+def _morph_items(token):
+    feats = token_field(token, "feats")
+    return feats.split("|") if feats else []
+
+
+def token_strings(sentences):
+    """Per-token strings of every field, with the guide's fall-backs.
+
+    A missing lemma falls back to the form; a missing fine tag (XPOS) to the
+    coarse tag (UPOS) and vice versa, and both to the form.
+    """
+    tokens = [tok for sentence in sentences for tok in sentence]
+    forms = [token_field(t, "form") or "" for t in tokens]
+    lemmas = [token_field(t, "lemma") or f for t, f in zip(tokens, forms)]
+    upos = [token_field(t, "upos") for t in tokens]
+    xpos = [token_field(t, "xpos") for t in tokens]
+    tags = [x or u or f for x, u, f in zip(xpos, upos, forms)]
+    ctags = [u or x or f for x, u, f in zip(xpos, upos, forms)]
+    morphs = [_morph_items(t) for t in tokens]
+    return forms, lemmas, tags, ctags, morphs
+
+
+def build_vocabularies(sentences):
+    """Vocabularies of forms, lemmas, tags, coarse tags and morphological features."""
+    forms, lemmas, tags, ctags, morphs = token_strings(sentences)
+    return {
+        "form": Vocabulary(forms),
+        "lemma": Vocabulary(lemmas),
+        "tag": Vocabulary(tags),
+        "ctag": Vocabulary(ctags),
+        "morph": Vocabulary(m for items in morphs for m in items),
+    }
+
+
+def encode_sentences(sentences, vocabularies, vector_vocabulary=None):
+    """Pack sentences into flat integer fields with a root slot per sentence.
+
+    Returns a dict of arrays: ``sent_off`` (sentence s occupies slots
+    ``sent_off[s]:sent_off[s+1]``, slot 0 the root), ``form``, ``lemma``,
+    ``tag``, ``ctag`` (one id per slot) and ``morph``/``morph_off`` (ragged
+    morphological feature ids per slot), and ``vector_id`` (row of the
+    word-vector table, looked up by form then lower-cased form) when a
+    ``vector_vocabulary`` is given.
+    """
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+    sent_off = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=sent_off[1:])
+    is_token = np.ones(sent_off[-1], dtype=bool)
+    is_token[sent_off[:-1]] = False
+    forms, lemmas, tags, ctags, morphs = token_strings(sentences)
+    encoded = {"sent_off": sent_off}
+    for name, strings in (("form", forms), ("lemma", lemmas), ("tag", tags), ("ctag", ctags)):
+        field = np.full(sent_off[-1], ROOT, dtype=np.int64)
+        field[is_token] = vocabularies[name].encode(strings) + FIELD_OFFSET
+        encoded[name] = field
+    n_morph = np.zeros(sent_off[-1], dtype=np.int64)
+    n_morph[is_token] = np.fromiter((len(m) for m in morphs), dtype=np.int64, count=len(morphs))
+    morph_off = np.zeros(sent_off[-1] + 1, dtype=np.int64)
+    np.cumsum(n_morph, out=morph_off[1:])
+    if vector_vocabulary is not None:
+        stoi = vector_vocabulary.stoi
+        ids = np.fromiter((stoi.get(f, stoi.get(f.lower(), 0)) for f in forms), dtype=np.int64)
+        vector_id = np.full(sent_off[-1], ROOT, dtype=np.int64)
+        vector_id[is_token] = ids + FIELD_OFFSET
+        encoded["vector_id"] = vector_id
+    encoded["morph_off"] = morph_off
+    encoded["morph"] = vocabularies["morph"].encode(m for items in morphs for m in items) + FIELD_OFFSET
+    return encoded

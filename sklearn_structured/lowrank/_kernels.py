@@ -1,0 +1,368 @@
+"""Numba kernels of the low-rank tensor parser: arc scores, training epochs, batches.
+
+Parameters are plain arrays: ``theta`` (hashed MST weights), ``U`` and ``V``
+of shape (n_word_columns, rank) and ``W`` of shape (N_ARC_BUCKETS, rank),
+stored feature-major so that one feature's r weights are contiguous. A
+corpus is the dict of :func:`~._features.encode_sentences` plus the ragged
+word features ``wf_off``/``wf_idx``/``wf_val``.
+
+The arc score (Lei et al. 2014, Eq. 3) is
+
+    s(h -> m) = (1 - gamma) * sum_i [U phi_h]_i [V phi_m]_i [W phi_hm]_i
+                + gamma * <theta, phi_{h->m}>
+
+``U phi_h`` and ``V phi_m`` are computed once per token and ``W phi_hm`` once
+per bucket, so the tensor part of all n^2 arcs costs O(n^2 r).
+
+Averaging uses the lazy trick (Daume 2006): beside each weight array ``w``
+an accumulator ``acc`` receives ``c * delta`` for an update made after c
+instances, and the average over T instances is ``w - acc / T``.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
+from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
+
+DECODER_CLE = 0
+DECODER_EISNER = 1
+
+
+@njit(cache=True, nogil=True)
+def project_tokens(M, start, n, wf_off, wf_idx, wf_val):
+    """Rows ``M^T phi_w`` for slots 0..n of a sentence: shape (n + 1, rank)."""
+    rank = M.shape[1]
+    out = np.zeros((n + 1, rank))
+    for i in range(n + 1):
+        t = start + i
+        for j in range(wf_off[t], wf_off[t + 1]):
+            f = wf_idx[j]
+            v = wf_val[j]
+            for r in range(rank):
+                out[i, r] += v * M[f, r]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def project_buckets(W):
+    """``W^T phi_hm`` for every bucket: the bucket's row plus the bias row."""
+    out = np.empty((N_ARC_BUCKETS, W.shape[1]))
+    for b in range(N_ARC_BUCKETS):
+        for r in range(W.shape[1]):
+            out[b, r] = W[b, r] + (W[BIAS_BUCKET, r] if b != BIAS_BUCKET else 0.0)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
+                    gamma, Uh, Vm, Wb):
+    """Arc score matrix (n + 1, n + 1), ``scores[h, m]``; column 0 and diagonal are 0.
+
+    ``Uh``, ``Vm``, ``Wb`` are the projections of :func:`project_tokens` and
+    :func:`project_buckets` (ignored when gamma == 1).
+    """
+    scores = np.zeros((n + 1, n + 1))
+    buf = np.empty(max_arc_features(n), dtype=np.int64)
+    rank = Uh.shape[1]
+    for h in range(n + 1):
+        for m in range(1, n + 1):
+            if h == m:
+                continue
+            s = 0.0
+            if gamma > 0.0:
+                k = arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, buf)
+                for j in range(k):
+                    s += theta[buf[j]]
+                s *= gamma
+            if gamma < 1.0:
+                b = arc_bucket(h, m)
+                t = 0.0
+                for r in range(rank):
+                    t += Uh[h, r] * Vm[m, r] * Wb[b, r]
+                s += (1.0 - gamma) * t
+            scores[h, m] = s
+    return scores
+
+
+@njit(cache=True, nogil=True)
+def decode(scores, decoder):
+    """Best tree under ``scores`` (heads of tokens 1..n) with the chosen decoder."""
+    if decoder == DECODER_EISNER:
+        return eisner_argmax(scores)
+    return chu_liu_edmonds_argmax(scores, True)
+
+
+@njit(cache=True, nogil=True)
+def tree_score(scores, heads):
+    total = 0.0
+    for m in range(1, len(heads) + 1):
+        total += scores[heads[m - 1], m]
+    return total
+
+
+# ---------------------------------------------------------------- PA update
+
+
+@njit(cache=True, nogil=True)
+def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_features):
+    """d_theta = phi(gold tree) - phi(predicted tree), merged: (ids, values).
+
+    Arcs shared by both trees cancel and are skipped.
+    """
+    cap = max_arc_features(n)
+    ids = np.empty(2 * n * cap, dtype=np.int64)
+    signs = np.empty(2 * n * cap)
+    buf = np.empty(cap, dtype=np.int64)
+    size = 0
+    for m in range(1, n + 1):
+        g = gold[m - 1]
+        p = pred[m - 1]
+        if g == p:
+            continue
+        for h, sign in ((g, 1.0), (p, -1.0)):
+            k = arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, buf)
+            for j in range(k):
+                ids[size] = buf[j]
+                signs[size] = sign
+                size += 1
+    return _merge_scalar(ids[:size], signs[:size])
+
+
+@njit(cache=True, nogil=True)
+def _merge_scalar(ids, values):
+    order = np.argsort(ids, kind="mergesort")
+    out_ids = np.empty(len(ids), dtype=np.int64)
+    out_val = np.empty(len(ids))
+    size = -1
+    last = -1
+    for j in order:
+        if size < 0 or ids[j] != last:
+            size += 1
+            out_ids[size] = ids[j]
+            out_val[size] = 0.0
+            last = ids[j]
+        out_val[size] += values[j]
+    return out_ids[:size + 1], out_val[:size + 1]
+
+
+@njit(cache=True, nogil=True)
+def _merge_rows(ids, rows):
+    order = np.argsort(ids, kind="mergesort")
+    out_ids = np.empty(len(ids), dtype=np.int64)
+    out_rows = np.zeros((len(ids), rows.shape[1]))
+    size = -1
+    last = -1
+    for j in order:
+        if size < 0 or ids[j] != last:
+            size += 1
+            out_ids[size] = ids[j]
+            last = ids[j]
+        for r in range(rows.shape[1]):
+            out_rows[size, r] += rows[j, r]
+    return out_ids[:size + 1], out_rows[:size + 1]
+
+
+@njit(cache=True, nogil=True)
+def tensor_difference(which, start, n, gold, pred, wf_off, wf_idx, wf_val, Uh, Vm, Wb):
+    """Gradient of the tensor score of gold minus predicted tree w.r.t. U, V or W.
+
+    ``which`` is 0 (U: rows ``(V phi_m * W phi_hm) (x) phi_h``), 1 (V: rows
+    ``(U phi_h * W phi_hm) (x) phi_m``) or 2 (W: rows ``(U phi_h * V phi_m)
+    (x) phi_hm``). Returns merged (feature ids, rows of length rank).
+    """
+    rank = Uh.shape[1]
+    size = 0
+    for m in range(1, n + 1):
+        if gold[m - 1] == pred[m - 1]:
+            continue
+        for h in (gold[m - 1], pred[m - 1]):
+            if which == 0:
+                size += wf_off[start + h + 1] - wf_off[start + h]
+            elif which == 1:
+                size += wf_off[start + m + 1] - wf_off[start + m]
+            else:
+                size += 2
+    ids = np.empty(size, dtype=np.int64)
+    rows = np.empty((size, rank))
+    k = 0
+    for m in range(1, n + 1):
+        g = gold[m - 1]
+        p = pred[m - 1]
+        if g == p:
+            continue
+        for h, sign in ((g, 1.0), (p, -1.0)):
+            b = arc_bucket(h, m)
+            if which == 2:
+                for rep in range(2):
+                    ids[k] = BIAS_BUCKET if rep else b
+                    for r in range(rank):
+                        rows[k, r] = sign * Uh[h, r] * Vm[m, r]
+                    k += 1
+                continue
+            slot = start + (h if which == 0 else m)
+            for j in range(wf_off[slot], wf_off[slot + 1]):
+                ids[k] = wf_idx[j]
+                v = sign * wf_val[j]
+                for r in range(rank):
+                    if which == 0:
+                        rows[k, r] = v * Vm[m, r] * Wb[b, r]
+                    else:
+                        rows[k, r] = v * Uh[h, r] * Wb[b, r]
+                k += 1
+    return _merge_rows(ids, rows)
+
+
+@njit(cache=True, nogil=True)
+def passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, tensor_rows):
+    """Closed-form PA step size tau (Lei et al. 2014, Section 4)."""
+    norm = 0.0
+    if gamma > 0.0:
+        for v in theta_val:
+            norm += gamma * gamma * v * v
+    if gamma < 1.0:
+        g2 = (1.0 - gamma) * (1.0 - gamma)
+        for j in range(tensor_rows.shape[0]):
+            for r in range(tensor_rows.shape[1]):
+                norm += g2 * tensor_rows[j, r] * tensor_rows[j, r]
+    if norm <= 0.0:
+        return 0.0
+    return min(C, loss / norm)
+
+
+@njit(cache=True, nogil=True)
+def train_sentence(start, n, gold, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                   theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
+                   gamma, C, n_features, use_pos, decoder, counter, pred_out):
+    """One passive-aggressive update on one sentence; returns its loss.
+
+    Cost-augmented decoding finds the most violating tree (score plus
+    Hamming distance to gold); then theta is updated with U, V or W, which
+    one chosen by ``counter % 3`` (the alternating pairs of the paper).
+    """
+    rank = U.shape[1]
+    if gamma < 1.0:
+        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
+        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
+        Wb = project_buckets(W)
+    else:
+        Uh = np.zeros((n + 1, rank))
+        Vm = Uh
+        Wb = np.zeros((N_ARC_BUCKETS, rank))
+    scores = sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
+                             gamma, Uh, Vm, Wb)
+    augmented = scores + 1.0
+    for m in range(1, n + 1):
+        augmented[gold[m - 1], m] -= 1.0
+    pred = decode(augmented, decoder)
+    pred_out[:] = pred
+    loss = tree_score(augmented, pred) - tree_score(scores, gold)
+    if loss <= 0.0:
+        return 0.0
+    theta_ids, theta_val = theta_difference(start, n, gold, pred, form, lemma, tag, ctag,
+                                            use_pos, n_features)
+    which = counter % 3
+    if gamma < 1.0:
+        tensor_ids, tensor_rows = tensor_difference(which, start, n, gold, pred,
+                                                    wf_off, wf_idx, wf_val, Uh, Vm, Wb)
+    else:
+        tensor_ids = np.zeros(0, dtype=np.int64)
+        tensor_rows = np.zeros((0, rank))
+    tau = passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, tensor_rows)
+    if gamma > 0.0:
+        step = tau * gamma
+        for j in range(len(theta_ids)):
+            delta = step * theta_val[j]
+            theta[theta_ids[j]] += delta
+            theta_acc[theta_ids[j]] += counter * delta
+    if gamma < 1.0:
+        step = tau * (1.0 - gamma)
+        if which == 0:
+            M, M_acc = U, U_acc
+        elif which == 1:
+            M, M_acc = V, V_acc
+        else:
+            M, M_acc = W, W_acc
+        for j in range(len(tensor_ids)):
+            f = tensor_ids[j]
+            for r in range(rank):
+                delta = step * tensor_rows[j, r]
+                M[f, r] += delta
+                M_acc[f, r] += counter * delta
+    return loss
+
+
+@njit(cache=True, nogil=True)
+def train_epoch(sent_off, heads, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
+                gamma, C, n_features, use_pos, decoder, counter, pred_out, losses):
+    """One pass over the corpus in order; predicted heads and losses go to the outputs.
+
+    ``heads`` and ``pred_out`` are flat over tokens (no root slot):
+    sentence s owns ``[sent_off[s] - s, sent_off[s + 1] - s - 1)``.
+    Returns the instance counter after the pass.
+    """
+    for s in range(len(sent_off) - 1):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        lo = start - s
+        losses[s] = train_sentence(start, n, heads[lo:lo + n], form, lemma, tag, ctag,
+                                   wf_off, wf_idx, wf_val, theta, theta_acc, U, U_acc,
+                                   V, V_acc, W, W_acc, gamma, C, n_features, use_pos,
+                                   decoder, counter, pred_out[lo:lo + n])
+        counter += 1
+    return counter
+
+
+@njit(cache=True, nogil=True)
+def sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                        theta, U, V, W, gamma, n_features, use_pos):
+    """Arc score matrix of one sentence under the given parameters."""
+    if gamma < 1.0:
+        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
+        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
+        Wb = project_buckets(W)
+    else:
+        Uh = np.zeros((n + 1, U.shape[1]))
+        Vm = Uh
+        Wb = np.zeros((N_ARC_BUCKETS, U.shape[1]))
+    return sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
+                           gamma, Uh, Vm, Wb)
+
+
+@njit(cache=True, nogil=True)
+def predict_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                  theta, U, V, W, gamma, n_features, use_pos, decoder, pred_out):
+    """Decode sentences ``first..last-1`` into ``pred_out`` (flat over tokens, as in training).
+
+    Releases the GIL, so threads can decode disjoint ranges in parallel.
+    """
+    for s in range(first, last):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        scores = sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                                     theta, U, V, W, gamma, n_features, use_pos)
+        lo = start - s
+        pred_out[lo:lo + n] = decode(scores, decoder)
+
+
+@njit(cache=True, nogil=True)
+def nbest_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                theta, U, V, W, gamma, n_features, use_pos, k, heads_out, scores_out, counts):
+    """The k best projective trees of sentences ``first..last-1``.
+
+    Tree j of sentence s goes to ``heads_out[j]`` at the sentence's token
+    range (as in :func:`predict_batch`), its score to ``scores_out[s, j]``;
+    ``counts[s]`` is the number of trees found (fewer than k for tiny sentences).
+    """
+    for s in range(first, last):
+        start = sent_off[s]
+        n = sent_off[s + 1] - start - 1
+        scores = sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                                     theta, U, V, W, gamma, n_features, use_pos)
+        trees, tree_scores = eisner_kbest_kernel(scores, k)
+        lo = start - s
+        counts[s] = len(tree_scores)
+        for j in range(len(tree_scores)):
+            heads_out[j, lo:lo + n] = trees[j]
+            scores_out[s, j] = tree_scores[j]

@@ -1,0 +1,152 @@
+"""LowRankTensorParser: API checks, learning on the embedded sample, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+
+from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.lowrank import LowRankTensorParser
+from sklearn_structured.metrics import attachment_score, uas_scorer
+from sklearn_structured.utils import find_heads_error
+from sklearn_structured.utils.estimator_checks import check_structured_estimator
+
+SMALL = dict(rank=4, n_epochs=1, n_features=2**14, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def sample():
+    X, y = load_sample_treebank("train")
+    X_test, y_test = load_sample_treebank("test")
+    return X, y, X_test, y_test
+
+
+@pytest.fixture(scope="module")
+def fitted(sample):
+    X, y, _, _ = sample
+    return LowRankTensorParser(**SMALL).fit(X[:80], y[:80])
+
+
+def test_structured_api(sample):
+    X, y, _, _ = sample
+    check_structured_estimator(
+        LowRankTensorParser(**SMALL), X[:40], y[:40],
+        param_grid={"rank": [2, 4], "gamma": [0.3, 1.0]}, epochs_param="n_epochs",
+    )
+
+
+def branching_baseline(y, X):
+    """Best of the all-left-headed and all-right-headed chains (UAS without punctuation)."""
+    right = [np.arange(len(h)) for h in y]  # each word headed by its left neighbour
+    left = [np.r_[np.arange(2, len(h) + 1), 0] for h in y]
+    return max(attachment_score(y, right, X), attachment_score(y, left, X))
+
+
+def test_learns_sample_treebank_well_above_baselines(sample):
+    X, y, X_test, y_test = sample
+    parser = LowRankTensorParser(rank=20, n_epochs=4, random_state=0).fit(X, y)
+    uas = parser.score(X_test, y_test)
+    baseline = branching_baseline(y_test, X_test)
+    # 300 training sentences: chains reach about a third, the parser over 70%
+    assert baseline < 0.4
+    assert uas > 0.7, uas
+    assert uas > baseline + 0.3
+
+
+def test_predictions_are_trees_and_nbest_is_consistent(fitted, sample):
+    _, _, X_test, _ = sample
+    for heads in fitted.predict(X_test[:20]):
+        assert find_heads_error(heads) is None
+    eisner = LowRankTensorParser(**{**SMALL, "decoder": "eisner"})
+    eisner.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
+    best = eisner.predict(X_test[:10])
+    for sentence, nbest, top in zip(X_test[:10], fitted.predict_nbest(X_test[:10], 5), best):
+        scores = fitted.arc_scores(sentence)
+        assert 1 <= len(nbest) <= 5
+        tree_scores = [score for _, score in nbest]
+        assert tree_scores == sorted(tree_scores, reverse=True)
+        assert len({tuple(h) for h, _ in nbest}) == len(nbest)
+        for heads, score in nbest:
+            total = sum(scores[h, m] for m, h in enumerate(heads, start=1))
+            assert score == pytest.approx(total, rel=1e-9, abs=1e-9)
+        # the best of the k-best list is the projective argmax (up to ties)
+        top_score = sum(scores[h, m] for m, h in enumerate(top, start=1))
+        assert nbest[0][1] == pytest.approx(top_score, rel=1e-9, abs=1e-9)
+
+
+def test_tensor_weight_gamma_changes_the_model(sample):
+    X, y, _, _ = sample
+    full = LowRankTensorParser(**SMALL).fit(X[:40], y[:40])
+    no_tensor = LowRankTensorParser(**{**SMALL, "gamma": 1.0}).fit(X[:40], y[:40])
+    assert np.any(full.U_) and not np.any(no_tensor.U_)
+    assert full.n_iter_ == 2 and no_tensor.n_iter_ == 1  # the SVD pass only with a tensor
+
+
+def test_verbose_prints_one_line_per_epoch(sample, capsys):
+    X, y, X_test, y_test = sample
+    LowRankTensorParser(**{**SMALL, "n_epochs": 2, "verbose": 1}).fit(
+        X[:20], y[:20], X_val=X_test[:10], y_val=y_test[:10])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3  # initialisation pass + 2 epochs
+    assert all("validation UAS" in line and "mean loss" in line for line in lines)
+
+
+def test_grid_search_with_uas_scorer(sample):
+    X, y, _, _ = sample
+    search = GridSearchCV(LowRankTensorParser(**SMALL), {"gamma": [0.3, 1.0]},
+                          scoring=uas_scorer, cv=2, error_score="raise").fit(X[:30], y[:30])
+    assert 0 < search.best_score_ <= 1
+
+
+def test_word_vectors_are_used(sample):
+    X, y, X_test, _ = sample
+    rng = np.random.default_rng(0)
+    vectors = {tok["form"]: rng.normal(size=5) for s in X[:30] for tok in s}
+    parser = LowRankTensorParser(**{**SMALL, "word_vectors": vectors}).fit(X[:30], y[:30])
+    plain = LowRankTensorParser(**SMALL).fit(X[:30], y[:30])
+    assert parser.n_word_features_ == plain.n_word_features_ + 15
+    assert np.any(parser.U_[-15:])  # the real-valued columns were learned
+    assert len(parser.predict(X_test[:5])) == 5
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_one_token_and_long_sentences(fitted):
+    one = [{"form": "Hello", "upos": "INTJ"}]
+    long = [{"form": f"w{i}", "upos": "NOUN"} for i in range(200)]
+    heads_one, heads_long = fitted.predict([one, long])
+    assert heads_one.tolist() == [0]
+    assert len(heads_long) == 200 and find_heads_error(heads_long) is None
+    assert fitted.arc_scores(one).shape == (2, 2)
+    assert fitted.predict_nbest([one], 3)[0][0][0].tolist() == [0]
+
+
+def test_unseen_words_and_bare_forms(fitted, sample):
+    _, _, X_test, _ = sample
+    unseen = [{"form": "Blorptastic", "lemma": "blorp", "upos": "XYZ", "xpos": "QQ",
+               "feats": "Foo=Bar"}, {"form": "frobnicates", "upos": "VERB"}]
+    bare = [[tok["form"] for tok in s] for s in X_test[:5]]
+    for heads in fitted.predict([unseen] + bare):
+        assert find_heads_error(heads) is None
+    # forms alone (no lemma, no tags) train too: lemma and tags fall back to forms
+    X, y, _, _ = sample
+    forms_only = [[tok["form"] for tok in s] for s in X[:20]]
+    parser = LowRankTensorParser(**SMALL).fit(forms_only, y[:20])
+    assert len(parser.predict(bare)) == 5
+
+
+def test_inconsistent_inputs_raise_clear_errors(sample):
+    X, y, _, _ = sample
+    parser = LowRankTensorParser(**SMALL)
+    with pytest.raises(ValueError, match="sentences but y has"):
+        parser.fit(X[:5], y[:4])
+    bad = list(y[:5])
+    bad[3] = bad[3][:-1]
+    with pytest.raises(ValueError, match=r"y\[3\]"):
+        parser.fit(X[:5], bad)
+    with pytest.raises(ValueError, match=r"X\[1\]"):
+        parser.fit([X[0], []], [y[0], np.zeros(0, dtype=int)])
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        LowRankTensorParser(**SMALL).fit(X[:5], y[:5]).predict_nbest(X[:2], 0)
+    with pytest.raises(ValueError, match="gamma"):
+        LowRankTensorParser(gamma=1.5).fit(X[:5], y[:5])

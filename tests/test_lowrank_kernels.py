@@ -1,0 +1,223 @@
+"""Oracle checks of the low-rank tensor parser's kernels on tiny sentences.
+
+Arc scores against a dense numpy evaluation of Eq. 3 of Lei et al. (2014),
+the passive-aggressive step against its closed form, cost-augmented decoding
+against enumeration of all trees, lazy averaging against the explicit mean,
+and the SVD initialisation against an exactly low-rank tensor.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.lowrank import LowRankTensorParser
+from sklearn_structured.lowrank._features import (
+    BIAS_BUCKET,
+    N_ARC_BUCKETS,
+    arc_bucket,
+    arc_feature_ids,
+    max_arc_features,
+)
+from sklearn_structured.lowrank._init import svd_initialisation
+from sklearn_structured.lowrank._kernels import DECODER_CLE, train_sentence
+from sklearn_structured.utils import find_heads_error
+
+RANK = 3
+
+
+@pytest.fixture(scope="module")
+def parser():
+    X, y = load_sample_treebank("train")
+    return LowRankTensorParser(rank=RANK, gamma=0.4, n_epochs=1, n_features=2**12,
+                               random_state=0).fit(X[:30], y[:30])
+
+
+def tiny_sentence(n):
+    """The first n tokens of a sample sentence, one made unseen, with a chain as gold."""
+    X, _ = load_sample_treebank("train")
+    sentence = [dict(tok) for tok in next(s for s in X if len(s) >= n)[:n]]
+    sentence[0]["form"] = "zyzzyvaunseen"
+    return sentence, np.arange(n, dtype=np.int64)
+
+
+def random_parameters(parser, seed):
+    rng = np.random.default_rng(seed)
+    return {
+        "theta": rng.normal(size=parser.theta_.shape),
+        "U": rng.normal(size=parser.U_.shape),
+        "V": rng.normal(size=parser.V_.shape),
+        "W": rng.normal(size=parser.W_.shape),
+    }
+
+
+def dense_word_features(data, n, n_columns):
+    phi = np.zeros((n + 1, n_columns))
+    for i in range(n + 1):
+        for j in range(data["wf_off"][i], data["wf_off"][i + 1]):
+            phi[i, data["wf_idx"][j]] += data["wf_val"][j]
+    return phi
+
+
+def dense_arc_features(data, n, h, m, n_features):
+    buf = np.empty(max_arc_features(n), dtype=np.int64)
+    k = arc_feature_ids(0, n, h, m, data["form"], data["lemma"], data["tag"], data["ctag"],
+                        True, n_features, buf)
+    return np.bincount(buf[:k], minlength=n_features).astype(float)
+
+
+def direct_scores(data, n, params, gamma, n_features):
+    """Eq. 3 evaluated with dense feature vectors, arc by arc."""
+    phi = dense_word_features(data, n, params["U"].shape[0])
+    scores = np.zeros((n + 1, n + 1))
+    for h in range(n + 1):
+        for m in range(1, n + 1):
+            if h == m:
+                continue
+            phi_hm = np.zeros(N_ARC_BUCKETS)
+            phi_hm[arc_bucket(h, m)] = phi_hm[BIAS_BUCKET] = 1.0
+            tensor = np.sum((phi[h] @ params["U"]) * (phi[m] @ params["V"])
+                            * (phi_hm @ params["W"]))
+            mst = params["theta"] @ dense_arc_features(data, n, h, m, n_features)
+            scores[h, m] = (1 - gamma) * tensor + gamma * mst
+    return scores
+
+
+def test_arc_scores_match_dense_formula(parser):
+    sentence, _ = tiny_sentence(6)
+    fitted = LowRankTensorParser(**parser.get_params())
+    fitted.__dict__.update(parser.__dict__)
+    params = random_parameters(parser, 0)
+    for name, value in params.items():
+        setattr(fitted, name + "_", value)
+    data = fitted._encode([sentence])
+    expected = direct_scores(data, 6, params, fitted.gamma, fitted.n_features)
+    got = fitted.arc_scores(sentence)
+    mask = np.isfinite(got)
+    assert mask.sum() == 6 * 6  # every arc h -> m, h != m, m >= 1
+    np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-10, atol=1e-10)
+
+
+def run_train_sentence(parser, data, n, gold, params, acc, gamma, C, counter):
+    pred = np.zeros(n, dtype=np.int64)
+    loss = train_sentence(0, n, gold, data["form"], data["lemma"], data["tag"], data["ctag"],
+                          data["wf_off"], data["wf_idx"], data["wf_val"],
+                          params["theta"], acc["theta"], params["U"], acc["U"],
+                          params["V"], acc["V"], params["W"], acc["W"],
+                          gamma, C, parser.n_features, True, DECODER_CLE, counter, pred)
+    return loss, pred
+
+
+@pytest.mark.parametrize("counter", [0, 1, 2])
+def test_passive_aggressive_step_is_closed_form(parser, counter):
+    n = 5
+    sentence, gold = tiny_sentence(n)
+    data = parser._encode([sentence])
+    gamma = 0.4
+    params = random_parameters(parser, 1)
+    before = {k: v.copy() for k, v in params.items()}
+    acc = {k: np.zeros_like(v) for k, v in params.items()}
+    loss, pred = run_train_sentence(parser, data, n, gold, params, acc, gamma, 1e9, counter)
+    assert loss > 0 and not np.array_equal(pred, gold)
+
+    # the closed form, with dense gradients of the tree score
+    phi = dense_word_features(data, n, before["U"].shape[0])
+    Uh, Vm = phi @ before["U"], phi @ before["V"]
+    d_theta = np.zeros_like(before["theta"])
+    d_tensor = {"U": np.zeros_like(before["U"]), "V": np.zeros_like(before["V"]),
+                "W": np.zeros_like(before["W"])}
+    for heads, sign in ((gold, 1.0), (pred, -1.0)):
+        for m in range(1, n + 1):
+            h = heads[m - 1]
+            d_theta += sign * dense_arc_features(data, n, h, m, parser.n_features)
+            phi_hm = np.zeros(N_ARC_BUCKETS)
+            phi_hm[arc_bucket(h, m)] = phi_hm[BIAS_BUCKET] = 1.0
+            Wb = phi_hm @ before["W"]
+            d_tensor["U"] += sign * np.outer(phi[h], Vm[m] * Wb)
+            d_tensor["V"] += sign * np.outer(phi[m], Uh[h] * Wb)
+            d_tensor["W"] += sign * np.outer(phi_hm, Uh[h] * Vm[m])
+    which = "UVW"[counter % 3]
+    norm = gamma**2 * np.sum(d_theta**2) + (1 - gamma) ** 2 * np.sum(d_tensor[which] ** 2)
+    tau = loss / norm
+    np.testing.assert_allclose(params["theta"] - before["theta"], tau * gamma * d_theta,
+                               atol=1e-10)
+    np.testing.assert_allclose(params[which] - before[which],
+                               tau * (1 - gamma) * d_tensor[which], atol=1e-10)
+    for other in set("UVW") - {which}:
+        assert np.array_equal(params[other], before[other])
+    # the accumulator of the lazy average got counter * delta
+    np.testing.assert_allclose(acc["theta"], counter * (params["theta"] - before["theta"]))
+
+    # with the other factors fixed the score is linear, so the margin is now exact
+    fitted = LowRankTensorParser(**parser.get_params())
+    fitted.__dict__.update(parser.__dict__)
+    for name, value in params.items():
+        setattr(fitted, name + "_", value)
+    scores = fitted.arc_scores(sentence)
+    margin = sum(scores[gold[m - 1], m] - scores[pred[m - 1], m] for m in range(1, n + 1))
+    assert margin == pytest.approx(np.sum(gold != pred), abs=1e-8)
+
+
+def all_trees(n):
+    for heads in itertools.product(range(n + 1), repeat=n):
+        if find_heads_error(np.array(heads)) is None:
+            yield np.array(heads)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_cost_augmented_decoding_finds_most_violating_tree(parser, n):
+    sentence, gold = tiny_sentence(n)
+    data = parser._encode([sentence])
+    for seed in range(3):
+        params = random_parameters(parser, 10 + seed)
+        fitted = LowRankTensorParser(**parser.get_params())
+        fitted.__dict__.update(parser.__dict__)
+        for name, value in params.items():
+            setattr(fitted, name + "_", value)
+        scores = fitted.arc_scores(sentence)
+
+        def violation(heads):
+            return sum(scores[heads[m - 1], m] for m in range(1, n + 1)) + np.sum(heads != gold)
+
+        best = max(violation(t) for t in all_trees(n))
+        acc = {k: np.zeros_like(v) for k, v in params.items()}
+        _, pred = run_train_sentence(parser, data, n, gold, params, acc, 0.4, 1.0, 0)
+        assert find_heads_error(pred) is None
+        assert violation(pred) == pytest.approx(best, abs=1e-9)
+
+
+def test_lazy_average_equals_explicit_mean(parser):
+    X, y = load_sample_treebank("train")
+    sentences = [(s, h) for s, h in zip(X, y) if 3 <= len(s) <= 8][:6]
+    params = random_parameters(parser, 2)
+    for value in params.values():
+        value *= 0.01
+    acc = {k: np.zeros_like(v) for k, v in params.items()}
+    history = []
+    counter = 0
+    for _ in range(2):
+        for sentence, gold in sentences:
+            data = parser._encode([sentence])
+            run_train_sentence(parser, data, len(sentence), gold, params, acc, 0.4, 1.0, counter)
+            counter += 1
+            history.append({k: v.copy() for k, v in params.items()})
+    for name in params:
+        explicit = np.mean([snapshot[name] for snapshot in history], axis=0)
+        lazy = params[name] - acc[name] / counter
+        np.testing.assert_allclose(lazy, explicit, atol=1e-12)
+        assert not np.allclose(explicit, params[name])  # averaging changes something
+
+
+def test_svd_initialisation_recovers_rank_one_tensor():
+    rng = np.random.default_rng(0)
+    n_w, d = 7, N_ARC_BUCKETS
+    u, v, w = rng.normal(size=n_w), rng.normal(size=n_w), rng.normal(size=d)
+    B = np.einsum("i,j,k->ijk", u, v, w)
+    i, j, k = np.indices(B.shape).reshape(3, -1)
+    entries = (i, j, k, B.reshape(-1))
+    U, V, W = svd_initialisation(entries, n_w, 1, np.random.RandomState(0))
+    np.testing.assert_allclose(np.einsum("ir,jr,kr->ijk", U, V, W), B, atol=1e-8)
+    # the scale is shared equally by the three factors
+    norms = [np.linalg.norm(U), np.linalg.norm(V), np.linalg.norm(W)]
+    np.testing.assert_allclose(norms, norms[0], rtol=1e-8)
