@@ -78,10 +78,15 @@ def test_sampler_gives_valid_projective_trees_and_exact_log_probs():
     assert X2 == X[:50] and np.allclose(log_prob2, log_prob[:50])
 
 
+def relation(h, p, v):
+    """Block of v's embedding in the third view: 0 head of p, 1 left child, 2 right child."""
+    return 0 if h[p - 1] == v else (1 if v < p else 2)
+
+
 def brute_force_moments(ids, heads, offsets, embedding):
     k = embedding.shape[1]
     root = np.zeros(k)
-    pairs, triples = np.zeros((2, k, k)), np.zeros((2, k, k, k))
+    pairs, triples = np.zeros((2, k, 3 * k)), np.zeros((2, k, k, 3 * k))
     for s in range(len(offsets) - 1):
         w = ids[offsets[s]:offsets[s + 1]]
         h = heads[offsets[s]:offsets[s + 1]]
@@ -98,9 +103,12 @@ def brute_force_moments(ids, heads, offsets, embedding):
                 side = 0 if j < p else 1
                 for v in neighbours:
                     if v != j:
-                        phi_j, phi_p, phi_v = (embedding[w[x - 1]] for x in (j, p, v))
-                        pairs[side] += np.outer(phi_p, phi_v)
-                        triples[side] += np.einsum("a,b,c->abc", phi_j, phi_p, phi_v)
+                        psi = np.zeros(3 * k)
+                        r = relation(h, p, v)
+                        psi[r * k:(r + 1) * k] = embedding[w[v - 1]]
+                        phi_j, phi_p = embedding[w[j - 1]], embedding[w[p - 1]]
+                        pairs[side] += np.outer(phi_p, psi)
+                        triples[side] += np.einsum("a,b,c->abc", phi_j, phi_p, psi)
     return root, pairs, triples
 
 
@@ -118,7 +126,7 @@ def population_moments(y, model, embedding):
     G = embedding.T @ O
     k = G.shape[0]
     root = np.zeros(k)
-    pairs, triples = np.zeros((2, k, k)), np.zeros((2, k, k, k))
+    pairs, triples = np.zeros((2, k, 3 * k)), np.zeros((2, k, k, 3 * k))
     for h in y:
         n = len(h)
         side = [None] + [0 if m < h[m - 1] else 1 for m in range(1, n + 1)]
@@ -131,19 +139,25 @@ def population_moments(y, model, embedding):
         for p in range(1, n + 1):
             if h[p - 1] == 0:
                 root += G @ pi
-            children = [c for c in range(1, n + 1) if h[c - 1] == p]
-            views = [G @ T[side[c]] for c in children]  # E[phi_c | h_p], columns over h_p
+            neighbours = [c for c in range(1, n + 1) if h[c - 1] == p]
+            # E[phi_v | h_p] for each neighbour, columns over h_p
+            views = [G @ T[side[c]] for c in neighbours]
             if h[p - 1]:
                 g, d = h[p - 1], side[p]
                 up = (T[d].T * marginal[g][None, :]) / marginal[p][:, None]  # p(h_g | h_p)
                 views.append(G @ up.T)
-            for i, c in enumerate(children):
-                for v, view in enumerate(views):
-                    if v == i:
+                neighbours.append(g)
+            for i, c in enumerate(neighbours):
+                if h[c - 1] != p:
+                    continue
+                for v, view in zip(neighbours, views):
+                    if v == c:
                         continue
-                    weights = marginal[p]
-                    pairs[side[c]] += np.einsum("h,bh,ch->bc", weights, G, view)
-                    triples[side[c]] += np.einsum("h,ah,bh,ch->abc", weights, views[i], G, view)
+                    r = relation(h, p, v)
+                    psi = np.zeros((3 * k, k))
+                    psi[r * k:(r + 1) * k] = view
+                    pairs[side[c]] += np.einsum("h,bh,ch->bc", marginal[p], G, psi)
+                    triples[side[c]] += np.einsum("h,ah,bh,ch->abc", marginal[p], views[i], G, psi)
     return root / len(y), pairs, triples
 
 
