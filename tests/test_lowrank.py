@@ -108,6 +108,16 @@ def test_word_vectors_are_used(sample):
     assert len(parser.predict(X_test[:5])) == 5
 
 
+def test_word_embeddings_are_rows_of_u_and_v(fitted):
+    known = fitted.word_embeddings(["the", "is", "qwzxunseen"], role="head")
+    assert known.shape == (3, fitted.rank)
+    assert np.any(known[0]) and np.any(known[1]) and not np.any(known[2])
+    modifier = fitted.word_embeddings(["the"], role="modifier")
+    assert not np.allclose(modifier[0], known[0])
+    with pytest.raises(ValueError, match="role"):
+        fitted.word_embeddings(["the"], role="both")
+
+
 # ------------------------------------------------------------------ bad input
 
 

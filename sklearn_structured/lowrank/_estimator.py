@@ -16,10 +16,12 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from ._features import (
     FIELD_OFFSET,
     N_ARC_BUCKETS,
+    T_FORM,
     assemble_word_features,
     build_vocabularies,
     count_word_features,
     encode_sentences,
+    feature_hash,
     word_feature_hashes,
 )
 from ._init import _PAIRS, svd_initialisation, tensor_entries
@@ -285,7 +287,7 @@ class LowRankTensorParser(BaseEstimator):
         if not self.verbose:
             return
         line = (f"[LowRankTensorParser] {label}: {time.perf_counter() - tic:.1f}s, "
-                f"mean loss {loss:.3f}, train UAS {100 * train_uas:.2f}")
+                f"mean loss {loss:.3f}, cost-augmented train UAS {100 * train_uas:.2f}")
         if X_val is not None:
             line += f", validation UAS {100 * self.score(X_val, y_val):.2f}"
         print(line, flush=True)
@@ -393,6 +395,27 @@ class LowRankTensorParser(BaseEstimator):
         scores[:, 0] = -np.inf
         np.fill_diagonal(scores, -np.inf)
         return scores
+
+    def word_embeddings(self, words, role="head"):
+        """Learned low-rank vectors of word forms: rows of ``U_`` (heads) or ``V_`` (modifiers).
+
+        The row of the word's form template (its own form, not its
+        context), shape (len(words), rank); zero rows for forms unseen in
+        training. Neighbours in this space are words the tensor treats
+        alike (Lei et al. 2014, Table 5).
+        """
+        check_is_fitted(self, "theta_")
+        if role not in ("head", "modifier"):
+            raise ValueError(f"role must be 'head' or 'modifier', got {role!r}")
+        matrix = self.U_ if role == "head" else self.V_
+        ids = self.vocabularies_["form"].encode(words) + FIELD_OFFSET
+        keys = np.array([feature_hash(T_FORM, i, 0, 0, 0, 0) for i in ids], dtype=np.int64)
+        table = self.word_feature_table_
+        columns = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+        known = (table[columns] == keys) & (ids != FIELD_OFFSET)
+        out = np.zeros((len(ids), self.rank))
+        out[known] = matrix[columns[known]]
+        return out
 
     def score(self, X, y):
         """Unlabelled attachment score without punctuation (a fraction in [0, 1])."""
