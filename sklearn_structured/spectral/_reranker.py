@@ -40,6 +40,32 @@ def _seeded_clone(estimator, rng):
     return estimator
 
 
+def _cross_fit_nbest(parser, sentences, heads, folds, n_best, rng, verbose):
+    nbest = [None] * len(sentences)
+    for i, (train, test) in enumerate(folds):
+        fitted = _seeded_clone(parser, rng).fit([sentences[j] for j in train],
+                                                [heads[j] for j in train])
+        for j, lst in zip(test, fitted.predict_nbest([sentences[j] for j in test], n_best)):
+            nbest[j] = lst
+        if verbose:
+            print(f"[NBestReranker] parsed held-out fold {i + 1}/{len(folds)}", flush=True)
+    return nbest
+
+
+def cross_val_nbest(parser, X, y, *, n_best=50, cv=3, random_state=None, verbose=0):
+    """n-best lists of every training sentence from a parser that did not see it.
+
+    ``parser`` is cloned and fitted on ``cv - 1`` folds, then parses the
+    held-out fold (Dhillon et al. 2012 use 3 folds). The result can be given
+    to :meth:`NBestReranker.fit` as ``train_nbest``, e.g. to train several
+    rerankers from one set of lists.
+    """
+    sentences, heads = check_dependency_data(X, y)
+    rng = check_random_state(random_state)
+    folds = list(KFold(cv, shuffle=True, random_state=rng.randint(2**31 - 1)).split(sentences))
+    return _cross_fit_nbest(parser, sentences, heads, folds, n_best, rng, verbose)
+
+
 class _Candidates:
     """Packed n-best lists of a batch of sentences (arrays only, never stored on the model)."""
 
@@ -159,13 +185,8 @@ class NBestReranker(BaseEstimator):
             raise ValueError(f"train_nbest has {len(train_nbest)} lists for {len(sentences)} sentences")
         nbest = None if train_nbest is None else [list(lst)[:self.n_best] for lst in train_nbest]
         if nbest is None and self.cv != "prefit":
-            nbest = [None] * len(sentences)
-            for i, (train, test) in enumerate(folds):
-                parser = _seeded_clone(self.parser, rng).fit([sentences[j] for j in train], [heads[j] for j in train])
-                for j, lst in zip(test, parser.predict_nbest([sentences[j] for j in test], self.n_best)):
-                    nbest[j] = lst
-                if self.verbose:
-                    print(f"[NBestReranker] parsed held-out fold {i + 1}/{n_folds}")
+            nbest = _cross_fit_nbest(self.parser, sentences, heads, folds, self.n_best, rng,
+                                     self.verbose)
         if self.cv == "prefit":
             self.parser_ = self.parser
         else:
