@@ -1,0 +1,146 @@
+"""Numba kernels of the n-best reranker: the paper's two baseline POS
+templates and an averaged perceptron over candidate lists.
+
+Candidates are packed: ``cand_heads`` holds every candidate's heads one after
+the other, candidate c of sentence s spans ``cand_heads[cand_start[c]:
+cand_start[c] + n_s]`` and sentence s owns candidates
+``sent_cand[s]:sent_cand[s + 1]``; ``tags`` holds each sentence's tag ids at
+``tok_off[s]:tok_off[s + 1]``. Tag ids are < ``n_tags``; ``n_tags`` itself
+stands for the root and ``n_tags + 1`` for "no such modifier".
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def tree_features(heads, tags, n_tags, out):
+    """Write the template ids of one tree into ``out``; return how many.
+
+    Template 1 (Dhillon et al. 2012, Section 4.3): for every head with
+    modifiers, POS of its nearest left modifier + POS of the head + POS of
+    its nearest right modifier. Template 2: POS of a modifier + POS of its
+    head + POS of the grandparent, with the direction of the arc.
+    """
+    n = heads.shape[0]
+    width = n_tags + 2
+    root, none = n_tags, n_tags + 1
+    nearest_left = np.zeros(n + 1, dtype=np.int64)
+    nearest_right = np.full(n + 1, n + 1, dtype=np.int64)
+    written = 0
+    for m in range(1, n + 1):
+        h = heads[m - 1]
+        if m < h:
+            nearest_left[h] = max(nearest_left[h], m)
+        else:
+            nearest_right[h] = min(nearest_right[h], m)
+        tag_h = root if h == 0 else tags[h - 1]
+        if h == 0:
+            tag_g = none
+        else:
+            g = heads[h - 1]
+            tag_g = root if g == 0 else tags[g - 1]
+        out[written] = width ** 3 + ((tags[m - 1] * width + tag_h) * width + tag_g) * 2 + (m < h)
+        written += 1
+    for h in range(n + 1):
+        has_left, has_right = nearest_left[h] > 0, nearest_right[h] <= n
+        if not (has_left or has_right):
+            continue
+        tag_l = tags[nearest_left[h] - 1] if has_left else none
+        tag_r = tags[nearest_right[h] - 1] if has_right else none
+        tag_h = root if h == 0 else tags[h - 1]
+        out[written] = (tag_l * width + tag_h) * width + tag_r
+        written += 1
+    return written
+
+
+def n_template_features(n_tags):
+    return 3 * (n_tags + 2) ** 3
+
+
+@njit(cache=True, nogil=True)
+def _candidate_score(weights, c, length, cand_heads, cand_start, tags_s, n_tags, dense, ids):
+    n_sparse = weights.shape[0] - dense.shape[1]
+    n_ids = tree_features(cand_heads[cand_start[c]:cand_start[c] + length], tags_s, n_tags, ids)
+    total = 0.0
+    for i in range(n_ids):
+        total += weights[ids[i]]
+    for f in range(dense.shape[1]):
+        total += weights[n_sparse + f] * dense[c, f]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off, n_tags,
+                    dense, ids):
+    length = tok_off[s + 1] - tok_off[s]
+    tags_s = tags[tok_off[s]:tok_off[s + 1]]
+    best, best_score = sent_cand[s], -np.inf
+    for c in range(sent_cand[s], sent_cand[s + 1]):
+        score = _candidate_score(weights, c, length, cand_heads, cand_start, tags_s, n_tags,
+                                 dense, ids)
+        if score > best_score:
+            best, best_score = c, score
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _update(weights, accumulated, step, sign, c, length, cand_heads, cand_start, tags_s, n_tags,
+            dense, ids):
+    n_sparse = weights.shape[0] - dense.shape[1]
+    n_ids = tree_features(cand_heads[cand_start[c]:cand_start[c] + length], tags_s, n_tags, ids)
+    for i in range(n_ids):
+        weights[ids[i]] += sign
+        accumulated[ids[i]] += sign * step
+    for f in range(dense.shape[1]):
+        weights[n_sparse + f] += sign * dense[c, f]
+        accumulated[n_sparse + f] += sign * step * dense[c, f]
+
+
+@njit(cache=True, nogil=True)
+def train_perceptron(cand_heads, cand_start, sent_cand, tags, tok_off, n_tags, dense, correct,
+                     n_epochs, seed):
+    """Averaged perceptron (Collins 2002) that moves towards the candidate with
+    the most correct heads whenever the current best has fewer.
+
+    Returns the averaged weights: template weights, then one per dense column.
+    """
+    np.random.seed(seed)
+    n_sent = sent_cand.shape[0] - 1
+    size = 3 * (n_tags + 2) ** 3 + dense.shape[1]
+    weights = np.zeros(size)
+    accumulated = np.zeros(size)
+    ids = np.empty(2 * (tok_off[1:] - tok_off[:-1]).max() + 2, dtype=np.int64)
+    step = 1.0
+    for _ in range(n_epochs):
+        for s in np.random.permutation(n_sent):
+            if sent_cand[s + 1] == sent_cand[s]:
+                continue
+            oracle = sent_cand[s]
+            for c in range(sent_cand[s], sent_cand[s + 1]):
+                if correct[c] > correct[oracle]:
+                    oracle = c
+            guess = _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off,
+                                    n_tags, dense, ids)
+            if correct[guess] < correct[oracle]:
+                length = tok_off[s + 1] - tok_off[s]
+                tags_s = tags[tok_off[s]:tok_off[s + 1]]
+                _update(weights, accumulated, step, 1.0, oracle, length, cand_heads, cand_start,
+                        tags_s, n_tags, dense, ids)
+                _update(weights, accumulated, step, -1.0, guess, length, cand_heads, cand_start,
+                        tags_s, n_tags, dense, ids)
+            step += 1.0
+    return weights - accumulated / step
+
+
+@njit(cache=True, nogil=True)
+def rerank(weights, cand_heads, cand_start, sent_cand, tags, tok_off, n_tags, dense):
+    """Index of the highest-scoring candidate of every sentence (-1 when none)."""
+    n_sent = sent_cand.shape[0] - 1
+    out = np.full(n_sent, -1, dtype=np.int64)
+    ids = np.empty(2 * (tok_off[1:] - tok_off[:-1]).max() + 2, dtype=np.int64)
+    for s in range(n_sent):
+        if sent_cand[s + 1] > sent_cand[s]:
+            out[s] = _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off,
+                                     n_tags, dense, ids)
+    return out

@@ -1,0 +1,116 @@
+"""SpectralTreeScorer: API, consistency on synthetic data, learning on real trees."""
+
+import os
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
+from sklearn_structured.datasets._synthetic import make_latent_tree_corpus
+from sklearn_structured.spectral import SpectralTreeScorer
+from sklearn_structured.utils import find_heads_error
+from sklearn_structured.utils.estimator_checks import check_structured_estimator
+
+
+def reattach_one_token(heads, rng):
+    """A different valid tree with one token moved to another head, or None
+    (a two-token sentence has no other single-root tree)."""
+    n = len(heads)
+    for _ in range(1000):
+        m, head = rng.integers(n), rng.integers(n + 1)
+        if head in (m + 1, heads[m]):
+            continue
+        tree = heads.copy()
+        tree[m] = head
+        if find_heads_error(tree) is None:
+            return tree
+    return None
+
+
+def test_api():
+    X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=0)
+    check_structured_estimator(
+        SpectralTreeScorer(n_components=3, random_state=0), X, y,
+        param_grid={"n_components": [2, 3], "embedding": ["cca", "svd"]},
+        predict=lambda est, X_: pair_log_probs(est, X_, y),
+    )
+
+
+def pair_log_probs(est, X, y):
+    """score_samples needs the trees too; a Pipeline's score_samples takes X only."""
+    if hasattr(est, "steps"):
+        X, est = est[:-1].transform(X), est[-1]
+    return est.score_samples(X, y)
+
+
+def test_consistency_on_the_generating_model():
+    """Relative error of p_hat shrinks with more trees; log p_hat tracks log p."""
+    X, y, log_prob = make_latent_tree_corpus(40500, 3, 60, random_state=1)
+    X_test, y_test, truth = X[-500:], y[-500:], log_prob[-500:]
+    errors = []
+    for n in (1000, 40000):
+        est = SpectralTreeScorer(n_components=3, min_count=1, random_state=0).fit(X[:n], y[:n])
+        estimate = est.score_samples(X_test, y_test)
+        errors.append(np.median(np.abs(np.exp(estimate - truth) - 1)))
+    assert errors[1] < 0.5 * errors[0]
+    assert errors[1] < 0.15
+    assert spearmanr(estimate, truth)[0] > 0.99
+
+
+def test_floored_estimates_are_flagged_and_finite():
+    X, y, _ = make_latent_tree_corpus(300, 4, 100, random_state=2)
+    est = SpectralTreeScorer(n_components=4, rcond=0.0, random_state=0).fit(X[:200], y[:200])
+    log_prob, floored = est.score_samples(X[200:], y[200:], return_flags=True)
+    assert floored.any(), "small samples give some non-positive estimates"
+    assert np.all(np.isfinite(log_prob))
+    lengths = np.array([len(s) for s in X[200:]])
+    np.testing.assert_allclose(log_prob[floored], lengths[floored] * est.log_floor_per_token_)
+    assert est.score(X[200:], y[200:]) == pytest.approx(log_prob.sum() / lengths.sum())
+
+
+def test_unlabeled_sentences_extend_the_vocabulary():
+    X, y, _ = make_latent_tree_corpus(200, 3, 40, random_state=3)
+    extra = [["zz", "w1"], ["zz", "zz", "w2"]]
+    plain = SpectralTreeScorer(n_components=3, random_state=0).fit(X, y)
+    more = SpectralTreeScorer(n_components=3, random_state=0).fit(X, y, X_unlabeled=extra)
+    assert "zz" not in plain.vocabulary_ and "zz" in more.vocabulary_
+
+
+def test_bad_input_names_the_sentence():
+    X, y, _ = make_latent_tree_corpus(20, 3, 30, random_state=0)
+    bad = [h.copy() for h in y]
+    bad[7][0] = len(bad[7]) + 3
+    with pytest.raises(ValueError, match=r"y\[7\]"):
+        SpectralTreeScorer(n_components=2).fit(X, bad)
+    with pytest.raises(ValueError, match="n_components"):
+        SpectralTreeScorer(n_components=500).fit(X, y)
+    est = SpectralTreeScorer(n_components=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"X\[1\]"):
+        est.score_samples([X[0], []], [y[0], np.array([], dtype=int)])
+
+
+def gold_beats_perturbed(est, X, y, seed=0):
+    rng = np.random.default_rng(seed)
+    perturbed = [reattach_one_token(h, rng) for h in y]
+    keep = [i for i, tree in enumerate(perturbed) if tree is not None]
+    X, y, perturbed = [X[i] for i in keep], [y[i] for i in keep], [perturbed[i] for i in keep]
+    return np.mean(est.score_samples(X, y) > est.score_samples(X, perturbed))
+
+
+def test_learns_real_trees_on_the_embedded_sample():
+    """Gold trees of held-out EWT sentences score above the same sentences
+    with one token reattached more often than chance (0.5)."""
+    X, y = load_sample_treebank("all")
+    est = SpectralTreeScorer(n_components=5, token_field="upos", rcond=0.03,
+                             random_state=0).fit(X[:300], y[:300])
+    assert gold_beats_perturbed(est, X[300:], y[300:]) > 0.6
+
+
+@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
+                    reason="SKLEARN_STRUCTURED_DATA is not set (needs UD English EWT)")
+def test_learns_real_trees_on_ewt():
+    X, y = load_ud_treebank("en_ewt", "train")
+    X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
+    est = SpectralTreeScorer(n_components=10, rcond=0.03, random_state=0).fit(X, y)
+    assert gold_beats_perturbed(est, X_dev[:600], y_dev[:600]) > 0.7
