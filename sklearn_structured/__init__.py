@@ -7,7 +7,17 @@ cheap and a user who needs only the decoders never compiles a parser.
 __version__ = "0.1.0.dev0"
 
 # public name -> submodule that defines it
-_LAZY = {}
+_LAZY = {
+    "LowRankTensorParser": "lowrank",
+    "EasyFirstBeamParser": "easy_first",
+    "EasyFirstBeamTagger": "easy_first",
+    "SpectralTreeScorer": "spectral",
+    "NBestReranker": "spectral",
+    "DistroSVM": "distro",
+    "DistroSequenceSVM": "distro",
+    "RankSpacePCFG": "rank_space",
+    "RankSpaceHMM": "rank_space",
+}
 
 __all__ = sorted(_LAZY)
 
