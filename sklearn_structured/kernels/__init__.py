@@ -25,6 +25,12 @@ single-root trees (the root has exactly one child).
     back concatenated (sentence i at offset ``cumsum(lengths)[i - 1]``, the
     layout of ``sklearn_structured.utils.pack_ragged``). These release the
     GIL, so threads running them on disjoint slices run in parallel.
+
+Calling them from your own ``@njit`` code: pass ``k`` and ``single_root`` as
+variables, not literal constants, or numba compiles a literal-typed copy of
+the kernel. numba's on-disk cache of *your* function does not notice changes
+to these kernels, so clear it (``__pycache__/*.nbi``, ``*.nbc``) after
+upgrading them.
 """
 
 from .eisner import eisner_argmax, eisner_argmax_batch, eisner_inside_outside
