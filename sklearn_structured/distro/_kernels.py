@@ -19,7 +19,7 @@ collects each sparse update times the ``S`` before it.
 import numpy as np
 from numba import njit
 
-from ..kernels.chain import _decode_into
+from ..kernels.chain import viterbi_into
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
 
@@ -190,11 +190,11 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
             proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
             pending = 0
         pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
+    _finish_label_epoch(A, total, pending, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
-def _finish_label_epoch(A, total, pending, threshold, n_steps):
+def _finish_label_epoch(A, total, pending, threshold):
     """Owe the pending thresholds, then replace A by the averaged iterate."""
     if pending > 1:
         proximal_nuclear_step(A, (pending - 1) * threshold)
@@ -257,7 +257,7 @@ def sequence_weight_epoch(indptr, indices, data, offsets, y, order, A, V, U, T, 
         for i in range(n_labels):
             for j in range(n_labels):
                 transitions[i, j] = scale * transitions_v[i, j]
-        augmented = _decode_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
+        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
         gold_score = E[0, gold[0]]
         for t in range(1, n):
             gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
@@ -315,7 +315,7 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
         Zs = Z[lo:hi]
         E[:n] = Zs @ A
         transitions = label_transition_scores(A, T)
-        augmented = _decode_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
+        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
         gold_score = E[0, gold[0]]
         for t in range(1, n):
             gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
@@ -340,7 +340,7 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
             proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
             pending = 0
         pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
+    _finish_label_epoch(A, total, pending, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
@@ -354,7 +354,7 @@ def sequence_hinge_losses(E, offsets, y, transitions):
     for s in range(n_sentences):
         lo, hi = offsets[s], offsets[s + 1]
         gold = y[lo:hi]
-        augmented = _decode_into(E[lo:hi], transitions, zeros, zeros, gold, 1.0, predicted[lo:hi])
+        augmented = viterbi_into(E[lo:hi], transitions, zeros, zeros, gold, 1.0, predicted[lo:hi])
         gold_score = E[lo, gold[0]]
         for t in range(lo + 1, hi):
             gold_score += E[t, y[t]] + transitions[y[t - 1], y[t]]
