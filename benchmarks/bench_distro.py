@@ -100,8 +100,8 @@ def newsgroups(quick, seeds):
     log("20news: tuning DISTRO (full rank)")
     distro_params, _ = select(
         lambda **p: DistroSVM(random_state=0, **p),
-        {"alpha": [onehot_params["alpha"]], "nuclear_penalty": [1e-3, 1e-2],
-         "label_learning_rate": [0.3, 1.0], "init": ["random", "onehot"]},
+        {"alpha": [onehot_params["alpha"]], "nuclear_penalty": [1e-3, 3e-2],
+         "label_learning_rate": [0.3], "init": ["random", "onehot"]},
         X_fit, y_fit, X_held, y_held, accuracy)
     # reduced dimension: random start (a d x M identity does not exist)
     reduced_params = {**distro_params, "init": "random"}
@@ -208,7 +208,7 @@ def pos(quick):
         log(f"{name}: tuning {main_name} on dev")
         distro_params, _ = select(
             lambda **p: DistroSequenceSVM(n_components=main_d, random_state=0, **p),
-            {"alpha": [onehot_params["alpha"]], "label_learning_rate": [0.3, 1.0], "init": inits},
+            {"alpha": [1e-6, 1e-5], "label_learning_rate": [0.3], "init": inits},
             X, y, X_dev, y_dev, accuracy)
         reduced_params = {**distro_params, "init": "random"}
         systems = [

@@ -178,27 +178,30 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
     # returns the average of its iterates (columns renormalised), which is
     # far less noisy than the last one.
     total = np.zeros_like(A)
-    pending = 0
+    owed = 0  # steps whose threshold is not applied yet
+    held = 0  # steps after which A had its current value
     for i in order:
         z = Z[i]
         scores = z @ A
         predicted, loss = _most_violating_class(scores, y[i])
+        owed += 1
         if loss > 0.0:
-            total += pending * A
+            total += held * A
             A[:, predicted] -= eta * z
             A[:, y[i]] += eta * z
-            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
-            pending = 0
-        pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty)
+            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
+            owed = 0
+            held = 0
+        held += 1
+    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
-def _finish_label_epoch(A, total, pending, threshold):
-    """Owe the pending thresholds, then replace A by the averaged iterate."""
-    if pending > 1:
-        proximal_nuclear_step(A, (pending - 1) * threshold)
-    total += pending * A
+def _finish_label_epoch(A, total, owed, held, threshold):
+    """Apply the owed thresholds, then replace A by the averaged iterate."""
+    if owed > 0:
+        proximal_nuclear_step(A, owed * threshold)
+    total += held * A
     for l in range(A.shape[1]):
         norm = np.sqrt(np.sum(total[:, l] ** 2))
         if norm > 1e-12:
@@ -307,7 +310,8 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
     grad = np.empty((d, n_labels))
     zeros = np.zeros(n_labels)
     total = np.zeros_like(A)
-    pending = 0  # steps since A last moved; lazy thresholds and averaging as above
+    owed = 0  # lazy thresholds and averaging as in multiclass_label_epoch
+    held = 0
     for s in order:
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
@@ -319,6 +323,7 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
         gold_score = E[0, gold[0]]
         for t in range(1, n):
             gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
+        owed += 1
         if augmented - gold_score > 1e-12:
             grad[:] = 0.0
             for t in range(n):
@@ -335,12 +340,13 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
                 grad[:, p1] += T.T @ A[:, p0]
                 grad[:, g0] -= T @ A[:, g1]
                 grad[:, g1] -= T.T @ A[:, g0]
-            total += pending * A
+            total += held * A
             A -= eta * grad
-            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
-            pending = 0
-        pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty)
+            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
+            owed = 0
+            held = 0
+        held += 1
+    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
