@@ -330,16 +330,18 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
                 if predicted[t] != gold[t]:
                     grad[:, predicted[t]] += Zs[t]
                     grad[:, gold[t]] -= Zs[t]
+            # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
+            TA = T @ A
+            TtA = T.T @ A
             for t in range(1, n):
                 p0, p1 = predicted[t - 1], predicted[t]
                 g0, g1 = gold[t - 1], gold[t]
                 if p0 == g0 and p1 == g1:
                     continue
-                # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-                grad[:, p0] += T @ A[:, p1]
-                grad[:, p1] += T.T @ A[:, p0]
-                grad[:, g0] -= T @ A[:, g1]
-                grad[:, g1] -= T.T @ A[:, g0]
+                grad[:, p0] += TA[:, p1]
+                grad[:, p1] += TtA[:, p0]
+                grad[:, g0] -= TA[:, g1]
+                grad[:, g1] -= TtA[:, g0]
             total += held * A
             A -= eta * grad
             proximal_nuclear_step(A, owed * eta * nuclear_penalty)
