@@ -100,8 +100,11 @@ def newsgroups(quick, seeds):
     log("20news: tuning DISTRO (full rank)")
     distro_params, _ = select(
         lambda **p: DistroSVM(random_state=0, **p),
-        {"alpha": [3e-5, 1e-4], "nuclear_penalty": [1e-3, 1e-2], "label_learning_rate": [0.1]},
+        {"alpha": [onehot_params["alpha"]], "nuclear_penalty": [1e-3, 3e-2],
+         "label_learning_rate": [0.3], "init": ["random", "onehot"]},
         X_fit, y_fit, X_held, y_held, accuracy)
+    # reduced dimension: random start (a d x M identity does not exist)
+    reduced_params = {**distro_params, "init": "random"}
     log("20news: tuning LinearSVC crammer_singer")
     svc_params, _ = select(
         lambda **p: LinearSVC(multi_class="crammer_singer", max_iter=2000, **p),
@@ -110,8 +113,8 @@ def newsgroups(quick, seeds):
     systems = [
         ("structural SVM (one-hot)", "20", lambda s: DistroSVM(label_vectors="onehot", random_state=s, **onehot_params), onehot_params),
         ("DISTRO full rank", "20", lambda s: DistroSVM(random_state=s, **distro_params), distro_params),
-        ("DISTRO d=15", "15", lambda s: DistroSVM(n_components=15, random_state=s, **distro_params), distro_params),
-        ("DISTRO d=10", "10", lambda s: DistroSVM(n_components=10, random_state=s, **distro_params), distro_params),
+        ("DISTRO d=15", "15", lambda s: DistroSVM(n_components=15, random_state=s, **reduced_params), reduced_params),
+        ("DISTRO d=10", "10", lambda s: DistroSVM(n_components=10, random_state=s, **reduced_params), reduced_params),
     ]
     rows, results = [], {}
     for name, d, make, params in systems:
@@ -198,15 +201,23 @@ def pos(quick):
         onehot_params, _ = select(
             lambda **p: DistroSequenceSVM(label_vectors="onehot", random_state=0, **p),
             {"alpha": [1e-6, 1e-5]}, X, y, X_dev, y_dev, accuracy)
-        log(f"{name}: tuning DISTRO d=20 on dev")
+        # the paper's d = 20 for English; Basque UPOS has fewer tags, so full rank
+        main_d = 20 if n_tags > 20 else None
+        main_name = f"DISTRO d={main_d}" if main_d else f"DISTRO full rank (d={n_tags})"
+        inits = ["random"] if main_d else ["random", "onehot"]
+        log(f"{name}: tuning {main_name} on dev")
         distro_params, _ = select(
-            lambda **p: DistroSequenceSVM(n_components=20, random_state=0, **p),
-            {"alpha": [1e-6, 1e-5], "label_learning_rate": [0.1]}, X, y, X_dev, y_dev, accuracy)
+            lambda **p: DistroSequenceSVM(n_components=main_d, random_state=0, **p),
+            {"alpha": [1e-6, 1e-5], "label_learning_rate": [0.3], "init": inits},
+            X, y, X_dev, y_dev, accuracy)
+        reduced_params = {**distro_params, "init": "random"}
         systems = [
             ("structural SVM (one-hot)", str(n_tags),
              DistroSequenceSVM(label_vectors="onehot", random_state=0, **onehot_params), onehot_params),
-            ("DISTRO d=20", "20", DistroSequenceSVM(n_components=20, random_state=0, **distro_params), distro_params),
-            ("DISTRO d=5", "5", DistroSequenceSVM(n_components=5, random_state=0, **distro_params), distro_params),
+            (main_name, str(main_d or n_tags),
+             DistroSequenceSVM(n_components=main_d, random_state=0, **distro_params), distro_params),
+            ("DISTRO d=5", "5", DistroSequenceSVM(n_components=5, random_state=0, **reduced_params),
+             reduced_params),
         ]
         if have_crfsuite:
             systems.append(("sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-",
@@ -225,13 +236,13 @@ def pos(quick):
         table = markdown_table(
             ["system", "label dim d", "chosen on dev", "test token accuracy %", "training s",
              "prediction tokens/s"], rows)
-        met = gains["DISTRO d=20"] > 0
+        met = gains[main_name] > 0
         sections.append(
             f"### {title}\n\n{len(X)} training sentences, {n_tags} tags, {n_test_tokens} test tokens; "
             f"n_rounds=5, n_epochs=5, one seed.\n\n{table}\n\n"
             + "; ".join(f"{k} minus baseline: {v:+.2f} points" for k, v in gains.items())
-            + f". Bar (DISTRO beats the baseline): {'met' if met else 'missed'}. "
-            + "The paper: +0.5 (English, d=20), +0.9 (Basque).\n"
+            + f". Bar ({main_name} beats the baseline): {'met' if met else 'missed'}. "
+            + "The paper: +0.5 (English PTB, d=20), +0.9 (Basque CoNLL-2007 fine tags, rank 58).\n"
         )
     if not have_crfsuite:
         sections.append("sklearn-crfsuite is not installed; its reference row is missing.\n")

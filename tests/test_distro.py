@@ -210,3 +210,35 @@ def test_20newsgroups_slice_in_a_pipeline_with_grid_search():
     # stated baseline: always predicting the most frequent class scores 1/6
     assert accuracy > 0.70
     assert search.best_estimator_[-1].label_vectors_.shape[1] == 6
+
+
+def test_newsgroups_stripping():
+    from sklearn_structured.datasets._newsgroups import strip_footer, strip_headers, strip_quotes
+
+    message = "From: a@b.c\nSubject: hi\n\nBody line\n\nmore body\n--\nsignature"
+    assert strip_headers(message) == "Body line\n\nmore body\n--\nsignature"
+    assert strip_footer(strip_headers(message)) == "Body line\n\nmore body"
+    quoted = "In article <1@x>, joe@y.z writes:\n> old text\n| older\nmy reply"
+    assert strip_quotes(quoted) == "my reply"
+    assert strip_headers("no blank line") == "no blank line"
+
+
+def test_newsgroups_loader_arguments(tmp_path):
+    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+
+    with pytest.raises(ValueError, match="subset"):
+        load_20newsgroups("validation", data_home=tmp_path)
+    with pytest.raises(ValueError, match="remove"):
+        load_20newsgroups("train", data_home=tmp_path, remove=("signatures",))
+    with pytest.raises(FileNotFoundError, match="20news-bydate-train"):
+        load_20newsgroups("train", data_home=tmp_path)
+
+
+@pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
+def test_newsgroups_loader_reads_the_bydate_split():
+    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+
+    texts, labels = load_20newsgroups("test", remove=("headers",))
+    assert len(texts) == 7532 and len(set(labels)) == 20
+    assert labels.count("talk.religion.misc") == 251
+    assert not any(t.startswith("From:") for t in texts[:50])

@@ -19,7 +19,7 @@ collects each sparse update times the ``S`` before it.
 import numpy as np
 from numba import njit
 
-from ..kernels.chain import _decode_into
+from ..kernels.chain import viterbi_into
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
 
@@ -178,27 +178,30 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
     # returns the average of its iterates (columns renormalised), which is
     # far less noisy than the last one.
     total = np.zeros_like(A)
-    pending = 0
+    owed = 0  # steps whose threshold is not applied yet
+    held = 0  # steps after which A had its current value
     for i in order:
         z = Z[i]
         scores = z @ A
         predicted, loss = _most_violating_class(scores, y[i])
+        owed += 1
         if loss > 0.0:
-            total += pending * A
+            total += held * A
             A[:, predicted] -= eta * z
             A[:, y[i]] += eta * z
-            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
-            pending = 0
-        pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
+            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
+            owed = 0
+            held = 0
+        held += 1
+    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
-def _finish_label_epoch(A, total, pending, threshold, n_steps):
-    """Owe the pending thresholds, then replace A by the averaged iterate."""
-    if pending > 1:
-        proximal_nuclear_step(A, (pending - 1) * threshold)
-    total += pending * A
+def _finish_label_epoch(A, total, owed, held, threshold):
+    """Apply the owed thresholds, then replace A by the averaged iterate."""
+    if owed > 0:
+        proximal_nuclear_step(A, owed * threshold)
+    total += held * A
     for l in range(A.shape[1]):
         norm = np.sqrt(np.sum(total[:, l] ** 2))
         if norm > 1e-12:
@@ -257,7 +260,7 @@ def sequence_weight_epoch(indptr, indices, data, offsets, y, order, A, V, U, T, 
         for i in range(n_labels):
             for j in range(n_labels):
                 transitions[i, j] = scale * transitions_v[i, j]
-        augmented = _decode_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
+        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
         gold_score = E[0, gold[0]]
         for t in range(1, n):
             gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
@@ -307,7 +310,8 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
     grad = np.empty((d, n_labels))
     zeros = np.zeros(n_labels)
     total = np.zeros_like(A)
-    pending = 0  # steps since A last moved; lazy thresholds and averaging as above
+    owed = 0  # lazy thresholds and averaging as in multiclass_label_epoch
+    held = 0
     for s in order:
         lo, hi = offsets[s], offsets[s + 1]
         n = hi - lo
@@ -315,32 +319,36 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
         Zs = Z[lo:hi]
         E[:n] = Zs @ A
         transitions = label_transition_scores(A, T)
-        augmented = _decode_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
+        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
         gold_score = E[0, gold[0]]
         for t in range(1, n):
             gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
+        owed += 1
         if augmented - gold_score > 1e-12:
             grad[:] = 0.0
             for t in range(n):
                 if predicted[t] != gold[t]:
                     grad[:, predicted[t]] += Zs[t]
                     grad[:, gold[t]] -= Zs[t]
+            # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
+            TA = T @ A
+            TtA = T.T @ A
             for t in range(1, n):
                 p0, p1 = predicted[t - 1], predicted[t]
                 g0, g1 = gold[t - 1], gold[t]
                 if p0 == g0 and p1 == g1:
                     continue
-                # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-                grad[:, p0] += T @ A[:, p1]
-                grad[:, p1] += T.T @ A[:, p0]
-                grad[:, g0] -= T @ A[:, g1]
-                grad[:, g1] -= T.T @ A[:, g0]
-            total += pending * A
+                grad[:, p0] += TA[:, p1]
+                grad[:, p1] += TtA[:, p0]
+                grad[:, g0] -= TA[:, g1]
+                grad[:, g1] -= TtA[:, g0]
+            total += held * A
             A -= eta * grad
-            proximal_nuclear_step(A, (pending + 1) * eta * nuclear_penalty)
-            pending = 0
-        pending += 1
-    _finish_label_epoch(A, total, pending, eta * nuclear_penalty, order.shape[0])
+            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
+            owed = 0
+            held = 0
+        held += 1
+    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
@@ -354,7 +362,7 @@ def sequence_hinge_losses(E, offsets, y, transitions):
     for s in range(n_sentences):
         lo, hi = offsets[s], offsets[s + 1]
         gold = y[lo:hi]
-        augmented = _decode_into(E[lo:hi], transitions, zeros, zeros, gold, 1.0, predicted[lo:hi])
+        augmented = viterbi_into(E[lo:hi], transitions, zeros, zeros, gold, 1.0, predicted[lo:hi])
         gold_score = E[lo, gold[0]]
         for t in range(lo + 1, hi):
             gold_score += E[t, y[t]] + transitions[y[t - 1], y[t]]

@@ -208,7 +208,7 @@ class DistroSequenceSVM(BaseEstimator):
         columns = self.feature_columns_
         position = np.searchsorted(columns, hashed.indices)
         position[position == len(columns)] = 0
-        known = columns[position] == hashed.indices if len(columns) else np.zeros_like(position, bool)
+        known = columns[position] == hashed.indices
         rows = np.repeat(np.arange(hashed.shape[0]), np.diff(hashed.indptr))
         tokens = sp.csr_matrix(
             (hashed.data[known], (rows[known], position[known])),

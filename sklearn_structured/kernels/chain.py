@@ -19,11 +19,13 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _decode_into(emissions, transitions, start, end, gold, cost, out):
-    """Best sequence written into ``out``; returns its score (cost included).
+def viterbi_into(emissions, transitions, start, end, gold, cost, out):
+    """Allocation-light form for numba callers: best sequence written into ``out``.
 
-    ``gold`` of length 0 means plain Viterbi; otherwise every label that
-    differs from ``gold[t]`` at position ``t`` earns ``cost``.
+    ``out`` is an int64 array (T,). ``gold`` of length 0 means plain
+    Viterbi; otherwise every label that differs from ``gold[t]`` at position
+    ``t`` earns ``cost`` (loss-augmented decoding). Returns the score of the
+    sequence, cost included.
     """
     n_steps, n_labels = emissions.shape
     augmented = gold.shape[0] > 0
@@ -83,7 +85,7 @@ def viterbi(emissions, transitions, start, end):
     """
     labels = np.empty(emissions.shape[0], dtype=np.int64)
     no_gold = np.empty(0, dtype=np.int64)
-    score = _decode_into(emissions, transitions, start, end, no_gold, 0.0, labels)
+    score = viterbi_into(emissions, transitions, start, end, no_gold, 0.0, labels)
     return labels, score
 
 
@@ -97,7 +99,7 @@ def loss_augmented_viterbi(emissions, transitions, start, end, gold, cost):
     minus the score of ``gold`` (see :func:`sequence_score`).
     """
     labels = np.empty(emissions.shape[0], dtype=np.int64)
-    score = _decode_into(emissions, transitions, start, end, gold, cost, labels)
+    score = viterbi_into(emissions, transitions, start, end, gold, cost, labels)
     return labels, score
 
 
@@ -124,5 +126,5 @@ def viterbi_batch(emissions, offsets, transitions, start, end):
     for s in range(offsets.shape[0] - 1):
         lo, hi = offsets[s], offsets[s + 1]
         if hi > lo:
-            _decode_into(emissions[lo:hi], transitions, start, end, no_gold, 0.0, labels[lo:hi])
+            viterbi_into(emissions[lo:hi], transitions, start, end, no_gold, 0.0, labels[lo:hi])
     return labels
