@@ -240,6 +240,11 @@ class NBestReranker(BaseEstimator):
         if nbest is None:
             nbest = self.parser_.predict_nbest(sentences, self.n_best)
         nbest = [list(lst)[:self.n_best] for lst in nbest]
+        if len(nbest) != len(sentences):
+            raise ValueError(f"nbest has {len(nbest)} lists for {len(sentences)} sentences")
+        for i, lst in enumerate(nbest):
+            if not lst:
+                raise ValueError(f"the n-best list of X[{i}] is empty")
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
         cands = _Candidates(nbest, lengths)
         log_probs = [self._scorer_log_probs(scorer, sentences, cands) for scorer in self.scorers_]
