@@ -112,6 +112,8 @@ def test_prefit_parser_and_given_lists(sample):
     assert reranker.coef_.shape == (n_template_features(len(reranker.tag_vocabulary_)) + 1,)
     with pytest.raises(ValueError, match="train_nbest"):
         reranker.fit(X[:200], y[:200], train_nbest=lists[:10])
+    with pytest.raises(ValueError, match=r"X\[1\]"):
+        reranker.predict(X[:2], nbest=[lists[0], []])
 
 
 def test_api(sample):

@@ -119,9 +119,13 @@ class NBestReranker(BaseEstimator):
     coef_ : ndarray
         Averaged perceptron weights: template weights, then the parser
         score's and each scorer's.
-    dense_scale_ : ndarray of shape (1 + n_scorers,)
+    dense_floor_ : ndarray of shape (1 + n_scorers,)
         Each real-valued feature is taken relative to its best value in the
-        list and divided by this spread, measured on the training lists.
+        list and clipped from below at this value, the 1st percentile on the
+        training lists (floored log-probabilities would otherwise dominate).
+    dense_scale_ : ndarray of shape (1 + n_scorers,)
+        The clipped features are divided by this spread (standard deviation
+        on the training lists).
     """
 
     _parameter_constraints = {
@@ -158,6 +162,9 @@ class NBestReranker(BaseEstimator):
         best = np.full((len(sentences), dense.shape[1]), -np.inf)
         np.maximum.at(best, cands.sentence, dense)
         return dense - best[cands.sentence]
+
+    def _standardise(self, dense):
+        return np.maximum(dense, self.dense_floor_) / self.dense_scale_
 
     @staticmethod
     def _scorer_log_probs(scorer, sentences, cands):
@@ -209,7 +216,10 @@ class NBestReranker(BaseEstimator):
         self.tag_vocabulary_ = Vocabulary(_tag(t) for s in sentences for t in s)
         tags, tok_off = self._tags(sentences)
         dense = self._dense(sentences, cands, scorer_log_probs)
-        spread = dense.std(axis=0) if len(dense) else np.ones(dense.shape[1])
+        # a few candidates sit far below their list's best (floored or very
+        # unlikely trees); clipping them keeps them from setting the scale
+        self.dense_floor_ = np.percentile(dense, 1, axis=0) if len(dense) else np.zeros(dense.shape[1])
+        spread = np.maximum(dense, self.dense_floor_).std(axis=0) if len(dense) else 1.0
         self.dense_scale_ = np.where(spread > 0, spread, 1.0)
         scored = np.array([not is_punctuation(t) for s in sentences for t in s])
         gold = np.concatenate(heads)
@@ -220,7 +230,7 @@ class NBestReranker(BaseEstimator):
         self.oracle_train_uas_ = self._oracle(cands, correct, scored, tok_off)
         self.coef_ = train_perceptron(
             cands.cand_heads, cands.cand_start, cands.sent_cand, tags, tok_off,
-            len(self.tag_vocabulary_), dense / self.dense_scale_, correct, self.n_epochs,
+            len(self.tag_vocabulary_), self._standardise(dense), correct, self.n_epochs,
             rng.randint(2**31 - 1),
         )
         return self
@@ -240,10 +250,15 @@ class NBestReranker(BaseEstimator):
         if nbest is None:
             nbest = self.parser_.predict_nbest(sentences, self.n_best)
         nbest = [list(lst)[:self.n_best] for lst in nbest]
+        if len(nbest) != len(sentences):
+            raise ValueError(f"nbest has {len(nbest)} lists for {len(sentences)} sentences")
+        for i, lst in enumerate(nbest):
+            if not lst:
+                raise ValueError(f"the n-best list of X[{i}] is empty")
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
         cands = _Candidates(nbest, lengths)
         log_probs = [self._scorer_log_probs(scorer, sentences, cands) for scorer in self.scorers_]
-        dense = self._dense(sentences, cands, log_probs) / self.dense_scale_
+        dense = self._standardise(self._dense(sentences, cands, log_probs))
         tags, tok_off = self._tags(sentences)
         choice = rerank(self.coef_, cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
                         tok_off, len(self.tag_vocabulary_), dense)

@@ -261,8 +261,12 @@ class SpectralTreeScorer(BaseEstimator):
     def _estimates(self, X, y):
         check_is_fitted(self)
         sentences, heads = check_dependency_data(X, y, single_root=False)
-        ids, offsets = pack_ragged([self.vocabulary_.encode(_words(s, self.token_field))
-                                    for s in sentences])
+        # n-best lists repeat each sentence object many times: encode it once
+        encoded = {}
+        for s in sentences:
+            if id(s) not in encoded:
+                encoded[id(s)] = self.vocabulary_.encode(_words(s, self.token_field))
+        ids, offsets = pack_ragged([encoded[id(s)] for s in sentences])
         flat_heads, _ = pack_ragged(heads)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
