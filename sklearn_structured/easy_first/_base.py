@@ -26,6 +26,7 @@ class EasyFirstBase(BaseEstimator):
         "beam_size": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "average": ["boolean"],
+        "merge_states": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
