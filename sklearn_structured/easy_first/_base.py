@@ -40,9 +40,8 @@ class EasyFirstBase(BaseEstimator):
 
     # --- subclass hooks -------------------------------------------------
     # _start(sentences, targets): build fitted vocabularies, return (rows, n_actions)
-    # _encode_training(sentences, targets) -> tuple of arrays for _train_kernel
+    # _encode_training(sentences, targets) -> the arrays _run_epoch needs
     # _run_epoch(data, order, W, U, counter, records) -> number of clean sentences
-    # _validation_score(X, y) -> float
 
     def _averaged_weights(self):
         """The averaged perceptron weights ``W - U / c`` (or W itself)."""
@@ -88,7 +87,7 @@ class EasyFirstBase(BaseEstimator):
                     f"training sentences correct {n_clean / max(n, 1):.4f}"
                 )
                 if X_val is not None:
-                    line += f", validation score {self._validation_score(X_val, y_val):.4f}"
+                    line += f", validation score {self.score(X_val, y_val):.4f}"
                 print(line, flush=True)
         return self
 

@@ -197,5 +197,3 @@ class EasyFirstBeamParser(EasyFirstBase):
         sentences, heads = check_dependency_data(X, y)
         return attachment_score(heads, self.predict(sentences), X=sentences, punct="exclude")
 
-    def _validation_score(self, X, y):
-        return self.score(X, y)

@@ -217,8 +217,6 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                                  self.merge_states, True, scratch, np.empty_like(scratch),
                                  records)
 
-    def _validation_score(self, X, y):
-        return self.score(X, y)
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
