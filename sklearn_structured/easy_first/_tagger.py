@@ -217,7 +217,6 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                                  self.merge_states, True, scratch, np.empty_like(scratch),
                                  records)
 
-
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
