@@ -22,6 +22,8 @@ load average at that moment is recorded since the machine may be shared.
 import argparse
 import json
 import os
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -191,6 +193,12 @@ def _variant(key):
     return " - Algorithm 1 verbatim (`merge_states=False`)" if key.endswith("_verbatim") else ""
 
 
+def _produced_by(res):
+    if "command" not in res:
+        return ""
+    return f"\n\nProduced by `{res['command']}`{res.get('note', '')}."
+
+
 def render(store):
     out = []
     found = {}
@@ -208,14 +216,14 @@ def render(store):
                 "Bars: UAS beam 1 >= 84.4 (go-easy-first trained on the same split), beam 8 >= "
                 "beam 1 + 0.5, UDPipe 1 reaches 87.87; speed beam 1 >= 600 sent/s, beam 8 >= "
                 "100 sent/s on one core. UAS and complete match exclude punctuation (UPOS "
-                "PUNCT).\n\n" + _parser_table(res))
+                "PUNCT).\n\n" + _parser_table(res) + _produced_by(res))
     for key in ("tagger", "tagger_verbatim"):
         if key in found:
             res = found[key]
             out.append(
                 f"### Tagging, UD English EWT XPOS{_variant(key)} (test set, {res['epochs']} "
                 "epochs)\n\nMa et al. report 97.17 / 97.22 at beam 1 / 5 on PTB WSJ and "
-                "1350 sent/s at beam 1.\n\n" + _tagger_table(res))
+                "1350 sent/s at beam 1.\n\n" + _tagger_table(res) + _produced_by(res))
     if "pipeline" in found:
         r = found["pipeline"]
         out.append(
@@ -227,13 +235,13 @@ def render(store):
                 ["predicted UPOS, parser trained on gold tags",
                  f"{100 * r['uas_gold_trained_on_predicted']:.2f}"],
                 ["gold UPOS, parser trained on gold tags", f"{100 * r['uas_gold_tags']:.2f}"],
-            ]))
+            ]) + _produced_by(r))
     for key in ("second", "second_verbatim"):
         if key in found:
             res = found[key]
             out.append(
                 f"### Second language: UD Portuguese Bosque{_variant(key)} (gold UPOS, test, "
-                f"{res['n_test']} sentences)\n\n" + _parser_table(res))
+                f"{res['n_test']} sentences)\n\n" + _parser_table(res) + _produced_by(res))
     out.append("Speed is the whole `predict` call on one thread (best of the repeats) on a "
                "2-core machine shared with other jobs; the load average at the time of each "
                "timing is given, and figures on a quiet machine will be higher. Default "
@@ -244,7 +252,8 @@ def render(store):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
+                        help="parts to run; none (--parts) only rewrites RESULTS.md")
     parser.add_argument("--beams", nargs="+", type=int, default=[1, 2, 4, 8])
     parser.add_argument("--tagger-beams", nargs="+", type=int, default=[1, 5])
     parser.add_argument("--epochs", type=int, default=12)
@@ -262,6 +271,7 @@ def main():
     for part in args.parts:
         result = globals()[f"part_{part}"](args)
         result["merge_states"] = args.merge
+        result["command"] = "python " + " ".join(shlex.quote(a) for a in sys.argv)
         path = args.store / f"easy_first_{part}{'' if args.merge else '_verbatim'}.json"
         if result.get("crfsuite", 0) is None and path.exists():
             result["crfsuite"] = json.loads(path.read_text()).get("crfsuite")
