@@ -233,7 +233,8 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
     ``record`` receives ``(updated, score_correct, score_predicted, early,
     length)`` of the update made (at most one per sentence; scores measured
     before it, length = number of actions in both sequences). Returns False
-    when training made an update (the sentence was not parsed correctly).
+    when training made an update or found no correct action (a gold tree
+    easy-first cannot build), True otherwise.
     """
     n = words.shape[0]
     s = beam_size
