@@ -224,8 +224,8 @@ def render(store):
                 f"### Tagging, UD English EWT XPOS{_variant(key)} (test set, {res['epochs']} "
                 "epochs)\n\nMa et al. report 97.17 / 97.22 at beam 1 / 5 on PTB WSJ and "
                 "1350 sent/s at beam 1.\n\n" + _tagger_table(res) + _produced_by(res))
-    if "pipeline" in found:
-        r = found["pipeline"]
+    for path in sorted(store.glob("easy_first_pipeline_beam*.json")):
+        r = json.loads(path.read_text())
         out.append(
             f"### Tagger + parser from raw words, EWT test (parser beam {r['beam']}, "
             f"tagger beam 1, {r['folds']}-fold jackknifing)\n\n"
@@ -272,7 +272,8 @@ def main():
         result = globals()[f"part_{part}"](args)
         result["merge_states"] = args.merge
         result["command"] = "python " + " ".join(shlex.quote(a) for a in sys.argv)
-        path = args.store / f"easy_first_{part}{'' if args.merge else '_verbatim'}.json"
+        name = f"pipeline_beam{args.pipeline_beam}" if part == "pipeline" else part
+        path = args.store / f"easy_first_{name}{'' if args.merge else '_verbatim'}.json"
         if result.get("crfsuite", 0) is None and path.exists():
             result["crfsuite"] = json.loads(path.read_text()).get("crfsuite")
         path.write_text(json.dumps(result, indent=1))
