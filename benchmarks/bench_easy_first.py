@@ -242,6 +242,9 @@ def render(store):
             out.append(
                 f"### Second language: UD Portuguese Bosque{_variant(key)} (gold UPOS, test, "
                 f"{res['n_test']} sentences)\n\n" + _parser_table(res) + _produced_by(res))
+    out.insert(0, "Assembled from the stored results of several runs: each table names the "
+                  "command that produced it; the command and load above are those of the last "
+                  "run, which rewrote this section.")
     out.append("Speed is the whole `predict` call on one thread (best of the repeats) on a "
                "2-core machine shared with other jobs; the load average at the time of each "
                "timing is given, and figures on a quiet machine will be higher. Default "
