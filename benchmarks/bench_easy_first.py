@@ -22,6 +22,8 @@ load average at that moment is recorded since the machine may be shared.
 import argparse
 import json
 import os
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -50,14 +52,14 @@ def timed_predict(model, X, repeats):
     return prediction, best, os.getloadavg()[0]
 
 
-def parse_figures(train, test, beams, n_epochs, repeats, pos):
+def parse_figures(train, test, beams, n_epochs, repeats, pos, merge):
     (X, y), (Xt, yt) = train, test
     n_tokens = sum(map(len, Xt))
     rows = []
     for beam in beams:
         started = time.perf_counter()
-        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=n_epochs, pos=pos, random_state=0,
-                                     verbose=1).fit(X, y)
+        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=n_epochs, pos=pos,
+                                     merge_states=merge, random_state=0, verbose=1).fit(X, y)
         train_seconds = time.perf_counter() - started
         heads, seconds, load = timed_predict(parser, Xt, repeats)
         scores = attachment_score(yt, heads, X=Xt, return_all=True)
@@ -74,7 +76,8 @@ def parse_figures(train, test, beams, n_epochs, repeats, pos):
 def part_parser(args):
     train = load_ud_treebank("en_ewt", "train")
     test = load_ud_treebank("en_ewt", "test")
-    return {"rows": parse_figures(train, test, args.beams, args.epochs, args.repeats, "upos"),
+    return {"rows": parse_figures(train, test, args.beams, args.epochs, args.repeats, "upos",
+                                  args.merge),
             "n_test": len(test[0]), "epochs": args.epochs}
 
 
@@ -114,15 +117,15 @@ def part_tagger(args):
     for beam in args.tagger_beams:
         started = time.perf_counter()
         tagger = EasyFirstBeamTagger(beam_size=beam, n_epochs=args.tagger_epochs, target="xpos",
-                                     random_state=0, verbose=1).fit(X)
+                                     merge_states=args.merge, random_state=0, verbose=1).fit(X)
         train_seconds = time.perf_counter() - started
         tags, seconds, load = timed_predict(tagger, Xt, args.repeats)
         rows.append({"beam": beam, "accuracy": token_accuracy(gold, tags),
                      "sent_per_s": len(Xt) / seconds, "load": load, "train_s": train_seconds,
                      "invalid_updates": tagger.n_invalid_updates_})
         print(rows[-1], flush=True)
-    return {"rows": rows, "crfsuite": crfsuite_figures(X, Xt, "xpos", args.repeats),
-            "epochs": args.tagger_epochs}
+    crf = None if args.skip_crfsuite else crfsuite_figures(X, Xt, "xpos", args.repeats)
+    return {"rows": rows, "crfsuite": crf, "epochs": args.tagger_epochs}
 
 
 def part_pipeline(args):
@@ -156,47 +159,73 @@ def part_pipeline(args):
 def part_second(args):
     train = load_ud_treebank("pt_bosque", "train")
     test = load_ud_treebank("pt_bosque", "test")
-    return {"rows": parse_figures(train, test, (1, 8), args.epochs, args.repeats, "upos"),
+    return {"rows": parse_figures(train, test, (1, 8), args.epochs, args.repeats, "upos",
+                                  args.merge),
             "n_test": len(test[0])}
+
+
+def _parser_table(res):
+    base = next((r for r in res["rows"] if r["beam"] == 1), None)
+    rows = [[r["beam"], f"{100 * r['uas']:.2f}", f"{100 * r['complete']:.2f}",
+             f"{r['sent_per_s']:.0f}", f"{r['tok_per_s']:.0f}",
+             f"{base['sent_per_s'] / r['sent_per_s']:.2f}" if base else "",
+             f"{r['load']:.1f}", f"{r['train_s']:.0f}", r["updates"], r["invalid_updates"]]
+            for r in sorted(res["rows"], key=lambda r: r["beam"])]
+    return markdown_table(["beam", "UAS", "complete", "sent/s", "tok/s", "time vs beam 1",
+                           "load avg", "train s", "updates", "invalid updates"], rows)
+
+
+def _tagger_table(res):
+    rows = [[f"easy-first beam {r['beam']}", f"{100 * r['accuracy']:.2f}",
+             f"{r['sent_per_s']:.0f}", f"{r['load']:.1f}", f"{r['train_s']:.0f}",
+             r["invalid_updates"]]
+            for r in sorted(res["rows"], key=lambda r: r["beam"])]
+    crf = res.get("crfsuite")
+    if crf:
+        rows.append(["sklearn-crfsuite (same static features, L-BFGS, 100 iterations)",
+                     f"{100 * crf['accuracy']:.2f}", f"{crf['sent_per_s']:.0f}",
+                     f"{crf['load']:.1f}", f"{crf['train_s']:.0f}", ""])
+    return markdown_table(["tagger", "accuracy", "sent/s", "load avg", "train s",
+                           "invalid updates"], rows)
+
+
+def _variant(key):
+    return " - Algorithm 1 verbatim (`merge_states=False`)" if key.endswith("_verbatim") else ""
+
+
+def _produced_by(res):
+    if "command" not in res:
+        return ""
+    return f"\n\nProduced by `{res['command']}`{res.get('note', '')}."
 
 
 def render(store):
     out = []
-    found = {p: json.loads((store / f"easy_first_{p}.json").read_text())
-             for p in PARTS if (store / f"easy_first_{p}.json").exists()}
-    if "parser" in found:
-        res = found["parser"]
-        base = next((r for r in res["rows"] if r["beam"] == 1), None)
-        rows = [[r["beam"], f"{100 * r['uas']:.2f}", f"{100 * r['complete']:.2f}",
-                 f"{r['sent_per_s']:.0f}", f"{r['tok_per_s']:.0f}",
-                 f"{base['sent_per_s'] / r['sent_per_s']:.2f}" if base else "",
-                 f"{r['load']:.1f}", f"{r['train_s']:.0f}", r["updates"], r["invalid_updates"]]
-                for r in res["rows"]]
-        out.append(
-            "### Parsing, UD English EWT (gold UPOS, test set, "
-            f"{res['n_test']} sentences, {res['epochs']} epochs)\n\n"
-            "Bars: UAS beam 1 >= 84.4 (go-easy-first trained on the same split), beam 8 >= "
-            "beam 1 + 0.5, UDPipe 1 reaches 87.87; speed beam 1 >= 600 sent/s, beam 8 >= 100 "
-            "sent/s on one core. UAS and complete match exclude punctuation (UPOS PUNCT).\n\n"
-            + markdown_table(["beam", "UAS", "complete", "sent/s", "tok/s",
-                              "time vs beam 1", "load avg", "train s", "updates",
-                              "invalid updates"], rows))
-    if "tagger" in found:
-        res = found["tagger"]
-        rows = [[f"easy-first beam {r['beam']}", f"{100 * r['accuracy']:.2f}",
-                 f"{r['sent_per_s']:.0f}", f"{r['load']:.1f}", f"{r['train_s']:.0f}"]
-                for r in res["rows"]]
-        crf = res.get("crfsuite")
-        if crf:
-            rows.append(["sklearn-crfsuite (same static features, L-BFGS, 100 iterations)",
-                         f"{100 * crf['accuracy']:.2f}", f"{crf['sent_per_s']:.0f}",
-                         f"{crf['load']:.1f}", f"{crf['train_s']:.0f}"])
-        out.append(
-            f"### Tagging, UD English EWT XPOS (test set, {res['epochs']} epochs)\n\n"
-            "Ma et al. report 97.17 / 97.22 at beam 1 / 5 on PTB WSJ and 1350 sent/s at beam 1.\n\n"
-            + markdown_table(["tagger", "accuracy", "sent/s", "load avg", "train s"], rows))
-    if "pipeline" in found:
-        r = found["pipeline"]
+    found = {}
+    for part in PARTS:
+        for suffix in ("", "_verbatim"):
+            path = store / f"easy_first_{part}{suffix}.json"
+            if path.exists():
+                found[part + suffix] = json.loads(path.read_text())
+    for key in ("parser", "parser_verbatim"):
+        if key in found:
+            res = found[key]
+            out.append(
+                f"### Parsing, UD English EWT{_variant(key)} (gold UPOS, test set, "
+                f"{res['n_test']} sentences, {res['epochs']} epochs)\n\n"
+                "Bars: UAS beam 1 >= 84.4 (go-easy-first trained on the same split), beam 8 >= "
+                "beam 1 + 0.5, UDPipe 1 reaches 87.87; speed beam 1 >= 600 sent/s, beam 8 >= "
+                "100 sent/s on one core. UAS and complete match exclude punctuation (UPOS "
+                "PUNCT).\n\n" + _parser_table(res) + _produced_by(res))
+    for key in ("tagger", "tagger_verbatim"):
+        if key in found:
+            res = found[key]
+            out.append(
+                f"### Tagging, UD English EWT XPOS{_variant(key)} (test set, {res['epochs']} "
+                "epochs)\n\nMa et al. report 97.17 / 97.22 at beam 1 / 5 on PTB WSJ and "
+                "1350 sent/s at beam 1.\n\n" + _tagger_table(res) + _produced_by(res))
+    for path in sorted(store.glob("easy_first_pipeline_beam*.json")):
+        r = json.loads(path.read_text())
         out.append(
             f"### Tagger + parser from raw words, EWT test (parser beam {r['beam']}, "
             f"tagger beam 1, {r['folds']}-fold jackknifing)\n\n"
@@ -206,26 +235,28 @@ def render(store):
                 ["predicted UPOS, parser trained on gold tags",
                  f"{100 * r['uas_gold_trained_on_predicted']:.2f}"],
                 ["gold UPOS, parser trained on gold tags", f"{100 * r['uas_gold_tags']:.2f}"],
-            ]))
-    if "second" in found:
-        res = found["second"]
-        rows = [[r["beam"], f"{100 * r['uas']:.2f}", f"{100 * r['complete']:.2f}",
-                 f"{r['sent_per_s']:.0f}", f"{r['load']:.1f}", r["invalid_updates"]]
-                for r in res["rows"]]
-        out.append(
-            f"### Second language: UD Portuguese Bosque (gold UPOS, test, {res['n_test']} "
-            "sentences)\n\n"
-            + markdown_table(["beam", "UAS", "complete", "sent/s", "load avg",
-                              "invalid updates"], rows))
+            ]) + _produced_by(r))
+    for key in ("second", "second_verbatim"):
+        if key in found:
+            res = found[key]
+            out.append(
+                f"### Second language: UD Portuguese Bosque{_variant(key)} (gold UPOS, test, "
+                f"{res['n_test']} sentences)\n\n" + _parser_table(res) + _produced_by(res))
+    out.insert(0, "Assembled from the stored results of several runs: each table names the "
+                  "command that produced it; the command and load above are those of the last "
+                  "run, which rewrote this section.")
     out.append("Speed is the whole `predict` call on one thread (best of the repeats) on a "
                "2-core machine shared with other jobs; the load average at the time of each "
-               "timing is given, and figures on a quiet machine will be higher.")
+               "timing is given, and figures on a quiet machine will be higher. Default "
+               "`merge_states=True` lets sequences that build the same arcs in different "
+               "orders share a beam slot; the verbatim tables do not.")
     return "\n\n".join(out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
+                        help="parts to run; none (--parts) only rewrites RESULTS.md")
     parser.add_argument("--beams", nargs="+", type=int, default=[1, 2, 4, 8])
     parser.add_argument("--tagger-beams", nargs="+", type=int, default=[1, 5])
     parser.add_argument("--epochs", type=int, default=12)
@@ -234,10 +265,21 @@ def main():
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--store", type=Path, default=Path("benchmarks"))
+    parser.add_argument("--no-merge", dest="merge", action="store_false",
+                        help="merge_states=False: the paper's Algorithm 1 verbatim; figures are "
+                             "stored and shown apart")
+    parser.add_argument("--skip-crfsuite", action="store_true",
+                        help="keep the stored sklearn-crfsuite figures instead of retraining")
     args = parser.parse_args()
     for part in args.parts:
         result = globals()[f"part_{part}"](args)
-        (args.store / f"easy_first_{part}.json").write_text(json.dumps(result, indent=1))
+        result["merge_states"] = args.merge
+        result["command"] = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+        name = f"pipeline_beam{args.pipeline_beam}" if part == "pipeline" else part
+        path = args.store / f"easy_first_{name}{'' if args.merge else '_verbatim'}.json"
+        if result.get("crfsuite", 0) is None and path.exists():
+            result["crfsuite"] = json.loads(path.read_text()).get("crfsuite")
+        path.write_text(json.dumps(result, indent=1))
     write_section("easy_first", "Easy-first beam parser and tagger (Ma et al. 2013)",
                   render(args.store))
 

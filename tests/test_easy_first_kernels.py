@@ -67,20 +67,20 @@ def _all_sequences(state, words, tags, W, prefix=(), score=0.0):
                                   score + state.score(j, a, words, tags, W))
 
 
-def _run(words, tags, gold, W, U, beam, train):
+def _run(words, tags, gold, W, U, beam, train, merge=False):
     n = len(words)
     n_children = np.bincount(gold[gold >= 0], minlength=n).astype(np.int64)
     heads = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
     records = np.zeros((1, 5))
     clean = pk.run_batch(words, tags, gold, n_children, np.array([0, n]), np.array([0]), W, U,
-                         np.zeros(1), MASK, beam, train, heads, order, records)
+                         np.zeros(1), MASK, beam, merge, train, heads, order, records)
     return heads, order, clean == 1, records[0]
 
 
-def _parse(words, tags, W, beam):
+def _parse(words, tags, W, beam, merge=False):
     gold = np.zeros(len(words), np.int64)
-    heads, order, _, _ = _run(words, tags, gold, W, W, beam, False)
+    heads, order, _, _ = _run(words, tags, gold, W, W, beam, False, merge)
     return heads, order
 
 
@@ -99,6 +99,33 @@ def test_wide_beam_finds_best_sequence_of_exhaustive_search(n):
         # the attachment order replays the best sequence
         attached = [dep for dep, _ in best_actions]
         assert np.array_equal(np.argsort(order)[: n - 1], attached)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_merged_beam_as_wide_as_the_trees_finds_best_sequence(n):
+    """With merging, a beam holding every distinct state of a step is exhaustive.
+
+    Scores depend on the state alone, so keeping the best sequence per state
+    loses nothing: this is exact dynamic programming over states.
+    """
+    rng = np.random.default_rng(20 + n)
+    layer = {(): _State(n)}
+    widest = 1
+    for _ in range(n - 1):
+        layer = {tuple(s.heads): s for state in layer.values()
+                 for s in (state.apply(j, a) for j, a in state.actions())}
+        widest = max(widest, len(layer))
+    n_trees = widest
+    for trial in range(3):
+        words, tags = _sentence(rng, n)
+        W = rng.normal(size=(MASK + 1, 2))
+        _, best_score, best_state = max(_all_sequences(_State(n), words, tags, W),
+                                        key=lambda x: x[1])
+        heads, _ = _parse(words, tags, W, beam=n_trees, merge=True)
+        assert np.array_equal(heads, best_state.final_heads()), (n, trial)
+        # without merging, that beam is too narrow to be exact in general, but valid
+        heads, _ = _parse(words, tags, W, beam=n_trees, merge=False)
+        assert find_heads_error(heads) is None
 
 
 def test_greedy_and_narrow_beams_produce_valid_trees_and_never_beat_the_optimum():
@@ -190,8 +217,8 @@ def _sequence_score(actions, n, words, tags, W):
     return total
 
 
-def _train_one(words, tags, gold, W, beam):
-    _, _, ok, record = _run(words, tags, gold, W, np.zeros_like(W), beam, True)
+def _train_one(words, tags, gold, W, beam, merge=False):
+    _, _, ok, record = _run(words, tags, gold, W, np.zeros_like(W), beam, True, merge)
     return ok, record
 
 
@@ -293,13 +320,13 @@ def _all_taggings(static_rows, W, n_tags, base, tags=None, score=0.0):
             tags[j] = -1
 
 
-def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train):
+def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False):
     n = len(static_rows)
     tags = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
     records = np.zeros((1, 5))
     clean = tk.run_batch(static_rows, gold, np.array([0, n]), np.array([0]), W, U, np.zeros(1),
-                         n_tags, base, beam, train, tags, order, records)
+                         n_tags, base, beam, merge, train, tags, order, records)
     return tags, order, clean == 1, records[0]
 
 

@@ -26,6 +26,7 @@ class EasyFirstBase(BaseEstimator):
         "beam_size": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "average": ["boolean"],
+        "merge_states": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
@@ -39,9 +40,8 @@ class EasyFirstBase(BaseEstimator):
 
     # --- subclass hooks -------------------------------------------------
     # _start(sentences, targets): build fitted vocabularies, return (rows, n_actions)
-    # _encode_training(sentences, targets) -> tuple of arrays for _train_kernel
+    # _encode_training(sentences, targets) -> the arrays _run_epoch needs
     # _run_epoch(data, order, W, U, counter, records) -> number of clean sentences
-    # _validation_score(X, y) -> float
 
     def _averaged_weights(self):
         """The averaged perceptron weights ``W - U / c`` (or W itself)."""
@@ -87,7 +87,7 @@ class EasyFirstBase(BaseEstimator):
                     f"training sentences correct {n_clean / max(n, 1):.4f}"
                 )
                 if X_val is not None:
-                    line += f", validation score {self._validation_score(X_val, y_val):.4f}"
+                    line += f", validation score {self.score(X_val, y_val):.4f}"
                 print(line, flush=True)
         return self
 

@@ -48,10 +48,15 @@ class EasyFirstBeamParser(EasyFirstBase):
     ----------
     beam_size : int, default=8
         Number of action sequences kept (1 is greedy easy-first parsing).
-    n_epochs : int, default=10
+    n_epochs : int, default=12
         Passes over the training sentences in ``fit``.
     average : bool, default=True
         Predict with the averaged perceptron weights.
+    merge_states : bool, default=True
+        Let action sequences that build the same arcs in different orders
+        share one beam slot (the better-scoring one) instead of filling the
+        beam with copies of one state. False is the paper's Algorithm 1
+        verbatim. Updates stay valid either way.
     pos : {"upos", "xpos"}, default="upos"
         Token field holding the POS tag used by the features.
     hash_bits : int, default=20
@@ -91,10 +96,11 @@ class EasyFirstBeamParser(EasyFirstBase):
         "hash_bits": [Interval(Integral, 8, 30, closed="both")],
     }
 
-    def __init__(self, beam_size=8, n_epochs=10, *, average=True, pos="upos", hash_bits=20,
-                 random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, beam_size=8, n_epochs=12, *, average=True, merge_states=True, pos="upos",
+                 hash_bits=20, random_state=None, verbose=0, n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
+        self.merge_states = merge_states
         self.average = average
         self.pos = pos
         self.hash_bits = hash_bits
@@ -151,8 +157,8 @@ class EasyFirstBeamParser(EasyFirstBase):
         words, tags, gold, n_children, offsets = data
         scratch = np.empty(len(words), np.int64)
         return kernels.run_batch(words, tags, gold, n_children, offsets, order, W, U, counter,
-                                 np.int64(W.shape[0] - 1), self.beam_size, True, scratch,
-                                 np.empty_like(scratch), records)
+                                 np.int64(W.shape[0] - 1), self.beam_size, self.merge_states,
+                                 True, scratch, np.empty_like(scratch), records)
 
     def _parse(self, X):
         sentences = check_sentences(X)
@@ -166,8 +172,8 @@ class EasyFirstBeamParser(EasyFirstBase):
             order = np.empty(len(words), np.int64)
             unused = np.zeros(len(words), np.int64)
             kernels.run_batch(words, tags, unused, unused, offsets, np.arange(len(chunk)), W, W,
-                              np.zeros(1), np.int64(W.shape[0] - 1), self.beam_size, False,
-                              heads, order, np.zeros((len(chunk), 5)))
+                              np.zeros(1), np.int64(W.shape[0] - 1), self.beam_size,
+                              self.merge_states, False, heads, order, np.zeros((len(chunk), 5)))
             return [(heads[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 
@@ -191,5 +197,3 @@ class EasyFirstBeamParser(EasyFirstBase):
         sentences, heads = check_dependency_data(X, y)
         return attachment_score(heads, self.predict(sentences), X=sentences, punct="exclude")
 
-    def _validation_score(self, X, y):
-        return self.score(X, y)

@@ -23,7 +23,7 @@ sum ``U`` of ``c * delta`` over all updates, so that the averaged weights are
 import numpy as np
 from numba import njit
 
-from ._beam import offer_candidate
+from ._beam import action_key, offer_candidate
 from ._hashing import NO_CHILD, OUTSIDE, feature_index
 
 LEFT = 0
@@ -223,15 +223,18 @@ def _update_sequence(hist, length, delta, words, tags, W, U, counter, mask):
 
 @njit(cache=True, nogil=True)
 def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, beam_size,
-               train, heads_out, order_out, record):
+               merge, train, heads_out, order_out, record):
     """Parse one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
-    ``heads_out`` receives 1-based heads (0 = root) and ``order_out`` the step
+    With ``merge``, sequences reaching the same set of arcs in different
+    orders share one beam slot (the better-scoring one). ``heads_out``
+    receives 1-based heads (0 = root) and ``order_out`` the step
     at which each word was attached (``n - 1`` for the root word). In training,
     ``record`` receives ``(updated, score_correct, score_predicted, early,
     length)`` of the update made (at most one per sentence; scores measured
     before it, length = number of actions in both sequences). Returns False
-    when training made an update (the sentence was not parsed correctly).
+    when training made an update or found no correct action (a gold tree
+    easy-first cannot build), True otherwise.
     """
     n = words.shape[0]
     s = beam_size
@@ -250,9 +253,11 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
     hist = np.empty((2, s, n), np.int64)
     cache = np.empty((2, s, n, 2))
     score = np.zeros((2, s))
+    signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     feats = np.empty(N_FEATURES, np.int64)
     top_score = np.empty(s)
+    top_sig = np.empty(s, np.int64)
     top_b = np.empty(s, np.int64)
     top_j = np.empty(s, np.int64)
     top_a = np.empty(s, np.int64)
@@ -280,7 +285,10 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
                     if (a == LEFT and j == 0) or (a == RIGHT and j == r - 1):
                         continue
                     cand = score[cur, b] + cache[cur, b, w, a]
-                    count = offer_candidate(cand, b, j, a, top_score, top_b, top_j, top_a, count, s)
+                    head = pend[cur, b, j - 1] if a == LEFT else pend[cur, b, j + 1]
+                    sig = signature[cur, b] ^ action_key(w, head)
+                    count = offer_candidate(cand, sig, b, j, a, top_score, top_sig, top_b, top_j,
+                                            top_a, count, s, merge)
                     if train and correct[cur, b] and cand > best_c and action_is_correct(
                         pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads,
                         gold_n_children,
@@ -312,6 +320,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
             order[nxt, k, dep] = step
             hist[nxt, k, step] = 2 * dep + a
             score[nxt, k] = top_score[k]
+            signature[nxt, k] = top_sig[k]
             new_r = apply_action(pend[nxt, k], r, j, a, vl[nxt, k], vr[nxt, k], lc[nxt, k],
                                  rc[nxt, k], heads[nxt, k])
             _refresh_scores(pend[nxt, k], new_r, j - 3, j + 2, words, tags, vl[nxt, k],
@@ -343,7 +352,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
 
 @njit(cache=True, nogil=True)
 def run_batch(words, tags, gold_heads, gold_n_children, offsets, sentence_order, W, U, counter,
-              mask, beam_size, train, heads_out, order_out, records):
+              mask, beam_size, merge, train, heads_out, order_out, records):
     """Parse (``train=False``) or train on (``train=True``) the sentences in ``sentence_order``.
 
     Training is one perceptron pass: ``counter`` (a length-1 array) counts the
@@ -359,7 +368,7 @@ def run_batch(words, tags, gold_heads, gold_n_children, offsets, sentence_order,
         if train:
             counter[0] += 1.0
         if beam_parse(words[lo:hi], tags[lo:hi], gold_heads[lo:hi], gold_n_children[lo:hi],
-                      W, U, counter[0], mask, beam_size, train, heads_out[lo:hi],
+                      W, U, counter[0], mask, beam_size, merge, train, heads_out[lo:hi],
                       order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean

@@ -90,13 +90,16 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     ----------
     beam_size : int, default=3
         Number of action sequences kept (1 is greedy easy-first tagging).
-    n_epochs : int, default=8
+    n_epochs : int, default=10
         Passes over the training sentences in ``fit``.
     target : {"upos", "xpos"}, default="upos"
         Token field that holds gold tags (when ``y`` is not given) and that
         ``transform`` overwrites.
     average : bool, default=True
         Predict with the averaged perceptron weights.
+    merge_states : bool, default=True
+        Let sequences giving the same tags in different orders share one
+        beam slot; False is the paper's Algorithm 1 verbatim.
     min_feature_count : int, default=2
         Static features seen fewer times in the first training data are dropped.
     n_folds : int, default=10
@@ -136,10 +139,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         "n_folds": [Interval(Integral, 2, None, closed="left")],
     }
 
-    def __init__(self, beam_size=3, n_epochs=8, *, target="upos", average=True,
-                 min_feature_count=2, n_folds=10, random_state=None, verbose=0, n_jobs=None):
+    def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
+                 merge_states=True, min_feature_count=2, n_folds=10, random_state=None,
+                 verbose=0, n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
+        self.merge_states = merge_states
         self.target = target
         self.average = average
         self.min_feature_count = min_feature_count
@@ -208,11 +213,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         static, gold, offsets = data
         scratch = np.empty(len(gold), np.int64)
         return kernels.run_batch(static, gold, offsets, order, W, U, counter,
-                                 len(self.classes_), self.dynamic_base_, self.beam_size, True,
-                                 scratch, np.empty_like(scratch), records)
-
-    def _validation_score(self, X, y):
-        return self.score(X, y)
+                                 len(self.classes_), self.dynamic_base_, self.beam_size,
+                                 self.merge_states, True, scratch, np.empty_like(scratch),
+                                 records)
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -251,8 +254,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             order = np.empty(len(static), np.int64)
             kernels.run_batch(static, np.zeros(len(static), np.int64), offsets,
                               np.arange(len(chunk)), W, W, np.zeros(1), len(self.classes_),
-                              self.dynamic_base_, self.beam_size, False, tags, order,
-                              np.zeros((len(chunk), 5)))
+                              self.dynamic_base_, self.beam_size, self.merge_states, False,
+                              tags, order, np.zeros((len(chunk), 5)))
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 

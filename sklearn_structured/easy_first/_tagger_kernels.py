@@ -15,7 +15,7 @@ with the action's tag. Tagging word ``j`` changes only the dynamic features of
 import numpy as np
 from numba import njit
 
-from ._beam import offer_candidate
+from ._beam import action_key, offer_candidate
 
 N_DYNAMIC = 5
 
@@ -98,7 +98,7 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dy
 
 
 @njit(cache=True, nogil=True)
-def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, train,
+def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, merge, train,
              tags_out, order_out, record):
     """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
@@ -116,9 +116,11 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
     hist = np.empty((2, s, n), np.int64)
     cache = np.empty((2, s, n, T))
     score = np.zeros((2, s))
+    signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     rows = np.empty(N_DYNAMIC, np.int64)
     top_score = np.empty(s)
+    top_sig = np.empty(s, np.int64)
     top_b = np.empty(s, np.int64)
     top_j = np.empty(s, np.int64)
     top_t = np.empty(s, np.int64)
@@ -141,8 +143,9 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
                     continue
                 for t in range(T):
                     cand = base + cache[cur, b, j, t]
-                    count = offer_candidate(cand, b, j, t, top_score, top_b, top_j, top_t,
-                                            count, s)
+                    sig = signature[cur, b] ^ action_key(j, t)
+                    count = offer_candidate(cand, sig, b, j, t, top_score, top_sig, top_b, top_j,
+                                            top_t, count, s, merge)
                 if train and correct[cur, b]:
                     cand = base + cache[cur, b, j, gold[j]]
                     if cand > best_c:
@@ -165,6 +168,7 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
             order[nxt, k, j] = step
             hist[nxt, k, step] = j * T + t
             score[nxt, k] = top_score[k]
+            signature[nxt, k] = top_sig[k]
             _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, dynamic_base, cache[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
@@ -191,7 +195,7 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
 
 @njit(cache=True, nogil=True)
 def run_batch(static_rows, gold, offsets, sentence_order, W, U, counter, n_tags, dynamic_base,
-              beam_size, train, tags_out, order_out, records):
+              beam_size, merge, train, tags_out, order_out, records):
     """Tag or train on the sentences; see :func:`._parser_kernels.run_batch`."""
     n_clean = 0
     for i in sentence_order:
@@ -200,6 +204,6 @@ def run_batch(static_rows, gold, offsets, sentence_order, W, U, counter, n_tags,
         if train:
             counter[0] += 1.0
         if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, counter[0], n_tags, dynamic_base,
-                    beam_size, train, tags_out[lo:hi], order_out[lo:hi], records[i]):
+                    beam_size, merge, train, tags_out[lo:hi], order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean
