@@ -269,7 +269,11 @@ class LowRankTensorParser(BaseEstimator):
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
         for name, value in (("U", U), ("V", V), ("W", W)):
             setattr(self, name + "_current_", value)
-            setattr(self, name + "_", value.copy() if self.average else value)
+        # the average starts with the model proper, after the initialisation pass
+        for name in _PARAMETERS:
+            current = getattr(self, name + "_current_")
+            setattr(self, name + "_", current.copy() if self.average else current)
+        self.n_updates_ = 0
         self.tensor_initialised_ = True
 
     def _run_epochs(self, data, heads, n_epochs, X_val, y_val):
