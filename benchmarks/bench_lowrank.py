@@ -9,7 +9,9 @@ resident memory of the run and the pickled model's size.
 
 Each run happens in its own subprocess, so that peak memory is the run's
 own; its figures are kept as JSON in ``--cache-dir`` so that an interrupted
-benchmark can be resumed with ``--reuse``. All figures then go to the
+benchmark can be resumed with ``--reuse``, and runs made in parallel
+(separate invocations with the same cache) reported together with
+``--report-only``. All figures then go to the
 ``lowrank`` section of benchmarks/RESULTS.md.
 
 Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
@@ -149,6 +151,8 @@ def main():
     parser.add_argument("--limit", type=int, default=0, help="train on the first N sentences only")
     parser.add_argument("--cache-dir", default="/tmp/bench_lowrank")
     parser.add_argument("--reuse", action="store_true", help="keep figures already in --cache-dir")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing; report the runs found in --cache-dir")
     parser.add_argument("--one", nargs=2, metavar=("TREEBANK", "CONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     cache = Path(args.cache_dir)
@@ -161,6 +165,10 @@ def main():
     for treebank in args.treebanks:
         for config in args.configs:
             path = cache / f"{treebank}-{config}.json"
+            if args.report_only:
+                if path.exists():
+                    results.append(json.loads(path.read_text()))
+                continue
             if not (args.reuse and path.exists()):
                 subprocess.run([sys.executable, __file__, "--one", treebank, config,
                                 "--n-epochs", str(args.n_epochs), "--limit", str(args.limit),

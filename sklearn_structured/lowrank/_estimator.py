@@ -35,7 +35,7 @@ from ._kernels import (
 )
 
 # word features seen fewer times in the first training data get no column of U, V
-MIN_WORD_FEATURE_COUNT = 1
+MIN_WORD_FEATURE_COUNT = 2
 _DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
 _PARAMETERS = ("theta", "U", "V", "W")
 
@@ -78,7 +78,7 @@ class LowRankTensorParser(BaseEstimator):
     word_vectors : mapping of str to 1-D array, default=None
         Optional embeddings; the vectors of a word and of its two neighbours
         are appended to its word features as real values.
-    n_features : int, default=2**21
+    n_features : int, default=2**22
         Hash buckets of the traditional arc features (length of theta).
     random_state : int, RandomState or None, default=None
         Seeds the randomized SVD and the random initialisation.
@@ -97,8 +97,8 @@ class LowRankTensorParser(BaseEstimator):
     W_ : ndarray of shape (n_arc_buckets, rank)
         Arc-feature projection (direction x length buckets, root and bias).
     n_word_features_ : int
-        Columns of the word-feature space (hashed templates seen in the first
-        training data, plus 3 x the word-vector dimension).
+        Columns of the word-feature space (hashed templates seen at least
+        twice in the first training data, plus 3 x the word-vector dimension).
     n_iter_ : int
         Passes over training data so far, counting the initialisation pass.
     """
@@ -130,7 +130,7 @@ class LowRankTensorParser(BaseEstimator):
         average=True,
         use_pos=True,
         word_vectors=None,
-        n_features=2**21,
+        n_features=2**22,
         random_state=None,
         verbose=0,
         n_jobs=None,
@@ -269,7 +269,11 @@ class LowRankTensorParser(BaseEstimator):
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
         for name, value in (("U", U), ("V", V), ("W", W)):
             setattr(self, name + "_current_", value)
-            setattr(self, name + "_", value.copy() if self.average else value)
+        # the average starts with the model proper, after the initialisation pass
+        for name in _PARAMETERS:
+            current = getattr(self, name + "_current_")
+            setattr(self, name + "_", current.copy() if self.average else current)
+        self.n_updates_ = 0
         self.tensor_initialised_ = True
 
     def _run_epochs(self, data, heads, n_epochs, X_val, y_val):

@@ -16,8 +16,10 @@ Three feature maps are built from the fields:
 - ``phi_{h->m}`` (traditional arc features of the MST parser, McDonald et al.
   2005): word/tag unigrams and bigrams of head and modifier, in-between tags
   and surrounding tags, each alone and conjoined with direction and binned
-  distance, hashed straight into ``theta``. They are never stored: the
-  kernels recompute them per arc, which is cheaper than memory traffic.
+  distance, hashed straight into ``theta``. We repeat the tag templates over
+  the coarse tags and add lemma pairs and back-offs of the surrounding-tag
+  templates. They are never stored: the kernels recompute them per arc,
+  which is cheaper than memory traffic.
 
 Token slot 0 of every sentence is the artificial root.
 """
