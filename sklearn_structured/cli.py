@@ -48,7 +48,8 @@ def cmd_evaluate(args):
     from .metrics import attachment_score
 
     X, y, labels = load_conllu(args.gold, return_labels=True)
-    X_pred, y_pred, labels_pred = load_conllu(args.pred, return_labels=True)
+    # a prediction may have several roots; it is scored, not rejected
+    X_pred, y_pred, labels_pred = load_conllu(args.pred, return_labels=True, single_root=False)
     if [len(s) for s in X] != [len(s) for s in X_pred]:
         raise SystemExit("gold and predicted files differ in their sentences or words")
     scores = attachment_score(

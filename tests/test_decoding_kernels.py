@@ -1,5 +1,7 @@
 """Decoder kernels against brute-force enumeration of every tree for n <= 6."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from sklearn_structured.kernels import (
     eisner_argmax,
     eisner_argmax_batch,
     eisner_inside_outside,
+    eisner_kbest_kernel,
 )
 
 SEEDS = range(40)
@@ -140,3 +143,41 @@ def test_inside_outside_is_stable_for_large_scores():
     best_probability = np.exp(tree_score(scores, heads) - log_z)
     assert best_probability > 0.5
     assert np.all(marginals[heads, np.arange(1, n + 1)] >= best_probability - 1e-9)
+
+
+def check_kbest(scores, k, trees):
+    n = scores.shape[0] - 1
+    heads, values = eisner_kbest_kernel(scores, k)
+    expected = np.sort(tree_scores(scores, trees))[::-1][:k]
+    assert heads.shape == (len(expected), n) and heads.dtype == np.int64
+    # exact: the same scores as the top of the enumeration, best first
+    np.testing.assert_allclose(values, expected, atol=1e-9)
+    assert np.all(np.diff(values) <= 1e-12)
+    # each reported score is that of the returned tree, and trees are distinct
+    np.testing.assert_allclose(tree_scores(scores, heads), values, atol=1e-9)
+    returned = {tuple(h) for h in heads}
+    assert len(returned) == len(heads)
+    assert returned <= projective_tree_set(n)
+
+
+@functools.lru_cache(maxsize=None)
+def projective_tree_set(n):
+    return {tuple(h) for h in all_trees(n, projective=True, single_root=True)}
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("integer", [False, True])
+def test_eisner_kbest_matches_enumeration(n, integer):
+    trees = all_trees(n, projective=True, single_root=True)
+    for seed in range(15):
+        scores = random_scores(n, 3000 + seed, integer)
+        for k in (1, 2, 7, 50, 1000):
+            check_kbest(scores, k, trees)
+
+
+def test_eisner_kbest_first_tree_is_the_argmax():
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=(31, 31))
+    heads, values = eisner_kbest_kernel(scores, 20)
+    assert values[0] == pytest.approx(tree_score(scores, eisner_argmax(scores)))
+    assert len({tuple(h) for h in heads}) == 20 and np.all(np.diff(values) <= 0)

@@ -28,6 +28,7 @@ single-root trees (the root has exactly one child).
 """
 
 from .eisner import eisner_argmax, eisner_argmax_batch, eisner_inside_outside
+from .kbest import eisner_kbest_kernel
 from .mst import chu_liu_edmonds_argmax, chu_liu_edmonds_argmax_batch
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "eisner_argmax",
     "eisner_argmax_batch",
     "eisner_inside_outside",
+    "eisner_kbest_kernel",
 ]
