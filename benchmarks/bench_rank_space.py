@@ -205,7 +205,9 @@ def run_pcfg_sizes(args):
         body = (
             f"Each size: {len(train)} PTB LM training sentences, {args.epochs} epoch(s), batch {args.batch_size}, "
             f"neural parameterisation (d {args.dim}), random_state 0; S-F1 on the WSJ sample as in the "
-            "section above; perplexity on PTB LM validation sentences of 2-40 words (words + 1 per sentence). "
+            "section above; perplexity on PTB LM validation sentences of 2-40 words (words + 1 per sentence), "
+            "with the vocabulary of the training subset (other words are <unk>), so perplexities compare "
+            "only within this table. "
             "A short fixed budget per size (shared loaded machine), so the curve is a partial measurement.\n\n"
             + markdown_table(["NT", "PT", "rank", "S-F1", "corpus F1", "validation PPL", "minutes"], rows)
         )
@@ -222,8 +224,11 @@ def run_hmm(args):
 
     def write():
         body = (
-            f"PTB LM (Mikolov): {len(train)} training sentences, test {len(test)} sentences / {n_test_tokens} "
-            "tokens including one <eos> per sentence, every sentence an independent sequence. Perplexity = "
+            f"PTB LM (Mikolov): the first {len(train)} training sentences, test {len(test)} sentences / "
+            f"{n_test_tokens} tokens including one <eos> per sentence, every sentence an independent sequence. "
+            "The vocabulary is that of the training sentences used (test words outside it are <unk>, for "
+            "every model in the table alike), so these perplexities are not comparable with full-vocabulary "
+            "figures from the literature. Perplexity = "
             "exp(-sum log p / tokens incl. <eos>). RankSpaceHMM: neural parameterisation "
             f"(d {args.dim}), batches of {args.batch_size} equal-length sentences, Adam {args.hmm_lr} "
             f"(0.9, 0.999), clip 5, up to {args.epochs} epoch(s) within an equal share of a {args.minutes}-minute "

@@ -49,16 +49,12 @@ def build_vocabulary(sentences, max_size, min_frequency):
 
 
 def length_batches(lengths, batch_size, rng):
-    """Indices of sentences grouped into batches of equal length, in random order."""
+    """Indices of sentences grouped into batches of equal length, shuffled by ``rng``."""
     batches = []
     for length in np.unique(lengths):
-        members = np.flatnonzero(lengths == length)
-        if rng is not None:
-            members = rng.permutation(members)
+        members = rng.permutation(np.flatnonzero(lengths == length))
         batches.extend(members[start : start + batch_size] for start in range(0, len(members), batch_size))
-    if rng is not None:
-        batches = [batches[i] for i in rng.permutation(len(batches))]
-    return batches
+    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 class RankSpaceModelMixin(BaseEstimator):
@@ -190,9 +186,16 @@ class RankSpaceModelMixin(BaseEstimator):
         out = np.empty(len(encoded))
         lengths = np.array([len(s) for s in encoded])
         with numba_threads(self.n_jobs):
-            for batch in length_batches(lengths, max(self.batch_size, 64), None):
-                out[batch] = self._batch_log_likelihoods(np.stack([encoded[i] for i in batch]))
+            for length in np.unique(lengths):
+                members = np.flatnonzero(lengths == length)
+                size = self._inference_batch_size(length)
+                for start in range(0, len(members), size):
+                    batch = members[start : start + size]
+                    out[batch] = self._batch_log_likelihoods(np.stack([encoded[i] for i in batch]))
         return out
+
+    def _inference_batch_size(self, length):
+        return 64
 
     def _score_encoded(self, encoded):
         return float(self._log_likelihoods(encoded).sum() / self._count_tokens(encoded))

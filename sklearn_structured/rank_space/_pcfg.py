@@ -218,6 +218,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
         kernel_grads = rank_space_outside(*inputs, *charts)[1:]
         return log_z, pcfg_factor_gradients(probs, self.n_nonterminals, words, kernel_grads)
 
+    def _inference_batch_size(self, length):
+        # keep each (batch, n + 1, n, rank) chart near 4 million entries however long the sentences
+        return int(max(1, min(64, 4_000_000 // (length * length * self.rank))))
+
     def _batch_log_likelihoods(self, words):
         return rank_space_inside(*pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64))[0]
 
@@ -235,8 +239,9 @@ class RankSpacePCFG(RankSpaceModelMixin):
         with numba_threads(self.n_jobs):
             for length in np.unique(lengths[lengths >= 2]):
                 members = np.flatnonzero(lengths == length)
-                for start in range(0, len(members), 64):
-                    batch = members[start : start + 64]
+                size = self._inference_batch_size(length)
+                for start in range(0, len(members), size):
+                    batch = members[start : start + size]
                     words = np.stack([encoded[i] for i in batch])
                     inputs = pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64)
                     _, *charts = rank_space_inside(*inputs)
