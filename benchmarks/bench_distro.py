@@ -37,7 +37,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
 from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
-from sklearn_structured.datasets._newsgroups import load_20newsgroups  # noqa: E402
+from sklearn_structured.datasets import load_20newsgroups  # noqa: E402
 from sklearn_structured.distro import DistroSequenceSVM, DistroSVM, emission_features  # noqa: E402
 from sklearn_structured.metrics import token_accuracy  # noqa: E402
 

@@ -45,7 +45,7 @@ from _results import markdown_table, write_section  # noqa: E402
 def consistency(sizes, states, vocabulary_size, n_test):
     from scipy.stats import spearmanr
 
-    from sklearn_structured.datasets._synthetic import make_latent_tree_corpus
+    from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
 
     rows = []

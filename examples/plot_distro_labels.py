@@ -65,7 +65,7 @@ def synthetic_newsgroups(n_per_class=80, seed=0):
 
 data_home = os.environ.get("SKLEARN_STRUCTURED_DATA")
 if data_home and os.path.exists(os.path.join(data_home, "20news")):
-    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+    from sklearn_structured.datasets import load_20newsgroups
 
     texts, y = load_20newsgroups("train", remove=("headers", "footers", "quotes"))
     texts, y = texts[::2], np.array(y[::2])  # half of the training set keeps this under a minute

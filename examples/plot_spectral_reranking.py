@@ -23,7 +23,7 @@ shipped with the package, like Section 4 of the paper.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sklearn_structured.datasets._synthetic import make_latent_tree_corpus
+from sklearn_structured.datasets import make_latent_tree_corpus
 from sklearn_structured.spectral import SpectralTreeScorer
 
 X, y, log_prob = make_latent_tree_corpus(30500, n_states=3, vocabulary_size=100, random_state=0)

@@ -186,7 +186,7 @@ NEWS = os.environ.get("SKLEARN_STRUCTURED_DATA")
 
 @pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
 def test_20newsgroups_slice_in_a_pipeline_with_grid_search():
-    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+    from sklearn_structured.datasets import load_20newsgroups
 
     groups = {"comp.graphics", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles",
               "sci.space", "talk.politics.guns"}
@@ -224,7 +224,7 @@ def test_newsgroups_stripping():
 
 
 def test_newsgroups_loader_arguments(tmp_path):
-    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+    from sklearn_structured.datasets import load_20newsgroups
 
     with pytest.raises(ValueError, match="subset"):
         load_20newsgroups("validation", data_home=tmp_path)
@@ -236,7 +236,7 @@ def test_newsgroups_loader_arguments(tmp_path):
 
 @pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
 def test_newsgroups_loader_reads_the_bydate_split():
-    from sklearn_structured.datasets._newsgroups import load_20newsgroups
+    from sklearn_structured.datasets import load_20newsgroups
 
     texts, labels = load_20newsgroups("test", remove=("headers",))
     assert len(texts) == 7532 and len(set(labels)) == 20

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from sklearn_structured.datasets import load_sample_treebank
-from sklearn_structured.distro import DistroSequenceSVM, emission_features, word_shape
+from sklearn_structured.distro import DistroSequenceSVM, emission_features
+from sklearn_structured.utils import word_shape
 from sklearn_structured.distro._kernels import label_transition_scores, sequence_hinge_losses
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from sklearn_structured.datasets._synthetic import make_latent_tree_corpus
+from sklearn_structured.datasets import make_latent_tree_corpus
 from sklearn_structured.spectral._kernels import (
     bottom_up_order,
     children_table,

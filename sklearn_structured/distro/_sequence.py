@@ -11,31 +11,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.chain import viterbi_batch
 from ..metrics import token_accuracy
-from ..utils import check_sentences, check_tagging_data, token_field
+from ..utils import check_sentences, check_tagging_data, token_field, word_shape
 from ..utils._compat import Interval, _fit_context
 from . import _kernels
 from ._alternating import Problem, fit_alternating
 from ._multiclass import DISTRO_PARAMETER_CONSTRAINTS, resolve_n_components
-
-
-def word_shape(word):
-    """Character classes of ``word`` with runs collapsed: "McDonald's" -> "XxXx'x".
-
-    Upper case -> X, lower case -> x, digit -> d, anything else kept.
-    """
-    shape = []
-    for ch in word:
-        if ch.isupper():
-            c = "X"
-        elif ch.islower():
-            c = "x"
-        elif ch.isdigit():
-            c = "d"
-        else:
-            c = ch
-        if not shape or shape[-1] != c:
-            shape.append(c)
-    return "".join(shape)
 
 
 def emission_features(sentence):

@@ -9,7 +9,7 @@ from sklearn.base import TransformerMixin, clone
 from sklearn.model_selection import KFold
 
 from ..metrics import token_accuracy
-from ..utils import check_sentences, check_tagging_data, token_field
+from ..utils import check_sentences, check_tagging_data, token_field, word_shape
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
@@ -18,22 +18,12 @@ _AFFIX_LENGTHS = (1, 2, 3, 4)
 N_STATIC = 17  # static feature templates per token, see _word_features / _encode
 
 
-def _shape(form):
-    """Word shape: X for upper case, x for lower case, d for digits, runs collapsed."""
-    out = []
-    for c in form:
-        k = "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
-        if not out or out[-1] != k:
-            out.append(k)
-    return "".join(out)
-
-
 def _word_features(form):
     """Features of a word type: the form, prefixes and suffixes up to 4, shape."""
     feats = ["b", "w=" + form]
     feats += ["p%d=%s" % (k, form[:k]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
     feats += ["s%d=%s" % (k, form[-k:]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
-    feats.append("shape=" + _shape(form))
+    feats.append("shape=" + word_shape(form))
     return feats
 
 

@@ -9,6 +9,7 @@ from ._sentences import (
     pack_ragged,
     token_field,
     unpack_ragged,
+    word_shape,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "pack_ragged",
     "token_field",
     "unpack_ragged",
+    "word_shape",
 ]

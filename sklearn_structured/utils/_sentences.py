@@ -30,6 +30,26 @@ def token_field(token, field):
     return value
 
 
+def word_shape(word):
+    """Character classes of ``word`` with runs collapsed: "McDonald's" -> "XxXx'x".
+
+    Upper case -> X, lower case -> x, digit -> d, anything else kept.
+    """
+    shape = []
+    for ch in word:
+        if ch.isupper():
+            c = "X"
+        elif ch.islower():
+            c = "x"
+        elif ch.isdigit():
+            c = "d"
+        else:
+            c = ch
+        if not shape or shape[-1] != c:
+            shape.append(c)
+    return "".join(shape)
+
+
 def check_sentences(X, *, name="X"):
     """Validate a list of sentences and return it as a list.
 
