@@ -10,11 +10,23 @@ PARSERS = {
     "lowrank": ("sklearn_structured.lowrank", "LowRankTensorParser"),
     "easyfirst": ("sklearn_structured.easy_first", "EasyFirstBeamParser"),
 }
+# --estimator NAME -> taggers, which learn the column named by their ``target``
+TAGGERS = {
+    "easyfirst-tagger": ("sklearn_structured.easy_first", "EasyFirstBeamTagger"),
+}
 
 
-def _parser_class(name):
-    module, cls = PARSERS[name]
+def _estimator_class(name):
+    module, cls = {**PARSERS, **TAGGERS}[name]
     return getattr(importlib.import_module(module), cls)
+
+
+def _is_tagger(estimator):
+    return hasattr(estimator, "target")
+
+
+def _gold_tags(X, field):
+    return [[token[field] for token in sentence] for sentence in X]
 
 
 def _parse_params(pairs):
@@ -33,14 +45,14 @@ def _parse_params(pairs):
     return params
 
 
-def _fit_with_validation(parser, X, y, X_val=None, y_val=None):
+def _fit_with_validation(estimator, X, y, X_val=None, y_val=None):
     """Fit, passing validation data when the estimator's fit accepts it."""
     import inspect
 
-    accepts = inspect.signature(parser.fit).parameters
+    accepts = inspect.signature(estimator.fit).parameters
     if X_val is not None and "X_val" in accepts:
-        return parser.fit(X, y, X_val=X_val, y_val=y_val)
-    return parser.fit(X, y)
+        return estimator.fit(X, y, X_val=X_val, y_val=y_val)
+    return estimator.fit(X, y)
 
 
 def cmd_evaluate(args):
@@ -73,11 +85,14 @@ def cmd_train(args):
         X_val, y_val = load_conllu(args.dev)
     params = _parse_params(args.param)
     params.setdefault("verbose", 1)
-    parser = _parser_class(args.estimator)(**params)
+    estimator = _estimator_class(args.estimator)(**params)
+    if _is_tagger(estimator):
+        y = _gold_tags(X, estimator.target)
+        y_val = None if X_val is None else _gold_tags(X_val, estimator.target)
     start = time.perf_counter()
-    _fit_with_validation(parser, X, y, X_val, y_val)
+    _fit_with_validation(estimator, X, y, X_val, y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    joblib.dump(parser, args.out)
+    joblib.dump(estimator, args.out)
     print(f"model written to {args.out}", file=sys.stderr)
     return 0
 
@@ -87,10 +102,13 @@ def cmd_parse(args):
 
     from .datasets import read_conllu, write_conllu
 
-    parser = joblib.load(args.model)
+    model = joblib.load(args.model)
     document = read_conllu(args.input)
-    heads = parser.predict(document.to_sentences())
-    write_conllu(document.with_heads(heads), sys.stdout)
+    predicted = model.predict(document.to_sentences())
+    if _is_tagger(model):
+        write_conllu(document.with_tags(predicted, model.target), sys.stdout)
+    else:
+        write_conllu(document.with_heads(predicted), sys.stdout)
     return 0
 
 
@@ -104,7 +122,7 @@ def cmd_demo(args):
     )
     params = _parse_params(args.param)
     params.setdefault("verbose", 1)
-    parser = _parser_class(args.estimator)(**params)
+    parser = _estimator_class(args.estimator)(**params)
     print(f"training {parser!r}")
     _fit_with_validation(parser, X_train, y_train, X_test, y_test)
     print(f"held-out UAS (without punctuation): {100 * parser.score(X_test, y_test):.2f}")
@@ -124,15 +142,19 @@ def build_parser():
     p.add_argument("--punct", choices=("exclude", "include"), default="exclude")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("train", help="train a parser on a CoNLL-U file and save it")
-    p.add_argument("--estimator", choices=sorted(PARSERS), default="lowrank")
+    p = sub.add_parser("train", help="train a parser or tagger on a CoNLL-U file and save it")
+    p.add_argument("--estimator", choices=sorted({**PARSERS, **TAGGERS}), default="lowrank")
     p.add_argument("--train", required=True)
     p.add_argument("--dev")
     p.add_argument("--out", required=True)
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="estimator parameter")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("parse", help="parse a CoNLL-U file with a saved model, to stdout")
+    p = sub.add_parser(
+        "parse",
+        help="apply a saved parser (HEAD column) or tagger (its tag column) to a CoNLL-U file, "
+        "writing the file to stdout",
+    )
     p.add_argument("--model", required=True)
     p.add_argument("input")
     p.set_defaults(func=cmd_parse)

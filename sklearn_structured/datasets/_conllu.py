@@ -208,6 +208,31 @@ class ConlluDocument:
             sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
+    def with_tags(self, tags, field="upos"):
+        """A copy with the ``field`` column (``"upos"`` or ``"xpos"``) of every word replaced.
+
+        Everything else is unchanged; this is how predicted tags are written out.
+        """
+        if field not in ("upos", "xpos"):
+            raise ValueError(f"field must be 'upos' or 'xpos', got {field!r}")
+        column = COLUMNS.index(field)
+        tags = list(tags)
+        if len(tags) != len(self.sentences):
+            raise ValueError(
+                f"got {len(tags)} tag sequences for a document of {len(self.sentences)} sentences"
+            )
+        sentences = []
+        for index, (sentence, labels) in enumerate(zip(self.sentences, tags)):
+            rows = [list(r) for r in sentence.rows]
+            words = [r for r in rows if r[0].isdigit()]
+            labels = list(labels)
+            if len(labels) != len(words):
+                raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
+            for row, label in zip(words, labels):
+                row[column] = str(label)
+            sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
+        return ConlluDocument(sentences, source=self.source, newline=self.newline)
+
 
 def _parse(lines, source):
     """Turn an iterator of ``\\n``-terminated lines into a ConlluDocument."""
