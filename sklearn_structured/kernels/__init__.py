@@ -26,6 +26,21 @@ single-root trees (the root has exactly one child).
     layout of ``sklearn_structured.utils.pack_ragged``). These release the
     GIL, so threads running them on disjoint slices run in parallel.
 
+Chain and span decoders (:mod:`.chain`, :mod:`.cky`):
+
+``viterbi(emissions, transitions, start, end) -> (labels, score)``
+``loss_augmented_viterbi(emissions, transitions, start, end, gold, cost)``
+``viterbi_batch(emissions, offsets, transitions, start, end)``
+    First-order chains over per-token label scores (T, M) and an (M, M)
+    transition matrix; the loss-augmented form adds ``cost`` per wrong label.
+``cky_max_span_sum(scores) -> (best, spans)``
+    The binary bracketing with the largest sum of span scores (MBR parsing
+    from span marginals).
+
+Method-specific kernels live beside their estimator, except the rank-space
+inside/outside passes (:mod:`.rank_space`), which are decoders in their own
+right.
+
 Calling them from your own ``@njit`` code: pass ``k`` and ``single_root`` as
 variables, not literal constants, or numba compiles a literal-typed copy of
 the kernel. numba's on-disk cache of *your* function does not notice changes
@@ -33,6 +48,8 @@ to these kernels, so clear it (``__pycache__/*.nbi``, ``*.nbc``) after
 upgrading them.
 """
 
+from .chain import loss_augmented_viterbi, viterbi, viterbi_batch
+from .cky import cky_max_span_sum
 from .eisner import eisner_argmax, eisner_argmax_batch, eisner_inside_outside
 from .kbest import eisner_kbest_kernel
 from .mst import chu_liu_edmonds_argmax, chu_liu_edmonds_argmax_batch
@@ -40,8 +57,12 @@ from .mst import chu_liu_edmonds_argmax, chu_liu_edmonds_argmax_batch
 __all__ = [
     "chu_liu_edmonds_argmax",
     "chu_liu_edmonds_argmax_batch",
+    "cky_max_span_sum",
     "eisner_argmax",
     "eisner_argmax_batch",
     "eisner_inside_outside",
     "eisner_kbest_kernel",
+    "loss_augmented_viterbi",
+    "viterbi",
+    "viterbi_batch",
 ]
