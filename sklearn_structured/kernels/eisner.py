@@ -173,8 +173,7 @@ def eisner_inside_outside(scores):
     if n == 0:
         return marginals, 0.0
     inside = np.full((4, n + 1, n + 1), -np.inf)
-    between = np.full((n + 1, n + 1), -np.inf)  # log-sum over splits shared by both incomplete spans
-    terms = np.empty(n + 1)
+    terms = np.empty(2 * n + 2)
     for s in range(1, n + 1):
         inside[COMPLETE_RIGHT, s, s] = 0.0
         inside[COMPLETE_LEFT, s, s] = 0.0
@@ -183,9 +182,9 @@ def eisner_inside_outside(scores):
             t = s + width
             for r in range(s, t):
                 terms[r - s] = inside[COMPLETE_RIGHT, s, r] + inside[COMPLETE_LEFT, r + 1, t]
-            between[s, t] = _logsumexp(terms, width)
-            inside[INCOMPLETE_RIGHT, s, t] = between[s, t] + scores[s, t]
-            inside[INCOMPLETE_LEFT, s, t] = between[s, t] + scores[t, s]
+            between = _logsumexp(terms, width)  # shared by both incomplete spans
+            inside[INCOMPLETE_RIGHT, s, t] = between + scores[s, t]
+            inside[INCOMPLETE_LEFT, s, t] = between + scores[t, s]
             for r in range(s + 1, t + 1):
                 terms[r - s - 1] = inside[INCOMPLETE_RIGHT, s, r] + inside[COMPLETE_RIGHT, r, t]
             inside[COMPLETE_RIGHT, s, t] = _logsumexp(terms, width)
@@ -196,56 +195,55 @@ def eisner_inside_outside(scores):
         terms[r - 1] = inside[COMPLETE_LEFT, 1, r] + inside[COMPLETE_RIGHT, r, n] + scores[0, r]
     log_z = _logsumexp(terms, n)
 
+    # outside scores, gathered from every span that uses a span (one exp per
+    # term); spans of a width only feed smaller spans, except that a complete
+    # span feeds the incomplete span of the same width, so those go second
     outside = np.full((4, n + 1, n + 1), -np.inf)
+    outside_between = np.full((n + 1, n + 1), -np.inf)
     for r in range(1, n + 1):
-        marginals[0, r] = np.exp(terms[r - 1] - log_z)
-        outside[COMPLETE_LEFT, 1, r] = scores[0, r] + inside[COMPLETE_RIGHT, r, n]
-        outside[COMPLETE_RIGHT, r, n] = _logaddexp(
-            outside[COMPLETE_RIGHT, r, n], scores[0, r] + inside[COMPLETE_LEFT, 1, r]
-        )
-    # a span's outside is final once every larger span is done; complete spans
-    # of a width feed incomplete spans of the same width, so they go first
+        marginals[0, r] = np.exp(scores[0, r] + inside[COMPLETE_LEFT, 1, r] + inside[COMPLETE_RIGHT, r, n] - log_z)
     for width in range(n - 1, 0, -1):
         for s in range(1, n + 1 - width):
             t = s + width
-            out = outside[COMPLETE_RIGHT, s, t]
-            if out > -np.inf:
-                for r in range(s + 1, t + 1):
-                    outside[INCOMPLETE_RIGHT, s, r] = _logaddexp(
-                        outside[INCOMPLETE_RIGHT, s, r], out + inside[COMPLETE_RIGHT, r, t]
-                    )
-                    if r < t:
-                        outside[COMPLETE_RIGHT, r, t] = _logaddexp(
-                            outside[COMPLETE_RIGHT, r, t], out + inside[INCOMPLETE_RIGHT, s, r]
-                        )
-            out = outside[COMPLETE_LEFT, s, t]
-            if out > -np.inf:
-                for r in range(s, t):
-                    outside[INCOMPLETE_LEFT, r, t] = _logaddexp(
-                        outside[INCOMPLETE_LEFT, r, t], out + inside[COMPLETE_LEFT, s, r]
-                    )
-                    if r > s:
-                        outside[COMPLETE_LEFT, s, r] = _logaddexp(
-                            outside[COMPLETE_LEFT, s, r], out + inside[INCOMPLETE_LEFT, r, t]
-                        )
+            count = 0
+            for outer in range(1, s):  # complete_right[outer, t] = incomplete_right[outer, s] + this
+                terms[count] = outside[COMPLETE_RIGHT, outer, t] + inside[INCOMPLETE_RIGHT, outer, s]
+                count += 1
+            for end in range(t + 1, n + 1):  # split sums of (s, end) pair this with complete_left[t + 1, end]
+                terms[count] = outside_between[s, end] + inside[COMPLETE_LEFT, t + 1, end]
+                count += 1
+            if t == n:
+                terms[count] = scores[0, s] + inside[COMPLETE_LEFT, 1, s]
+                count += 1
+            outside[COMPLETE_RIGHT, s, t] = _logsumexp(terms, count)
+            count = 0
+            for end in range(t + 1, n + 1):  # complete_left[s, end] = this + incomplete_left[t, end]
+                terms[count] = outside[COMPLETE_LEFT, s, end] + inside[INCOMPLETE_LEFT, t, end]
+                count += 1
+            for outer in range(1, s):  # split sums of (outer, t) pair this with complete_right[outer, s - 1]
+                terms[count] = outside_between[outer, t] + inside[COMPLETE_RIGHT, outer, s - 1]
+                count += 1
+            if s == 1:
+                terms[count] = scores[0, t] + inside[COMPLETE_RIGHT, t, n]
+                count += 1
+            outside[COMPLETE_LEFT, s, t] = _logsumexp(terms, count)
         for s in range(1, n + 1 - width):
             t = s + width
-            marginals[s, t] = np.exp(inside[INCOMPLETE_RIGHT, s, t] + outside[INCOMPLETE_RIGHT, s, t] - log_z)
-            marginals[t, s] = np.exp(inside[INCOMPLETE_LEFT, s, t] + outside[INCOMPLETE_LEFT, s, t] - log_z)
-            out = _logaddexp(
+            count = 0
+            for end in range(t, n + 1):  # complete_right[s, end] = this + complete_right[t, end]
+                terms[count] = outside[COMPLETE_RIGHT, s, end] + inside[COMPLETE_RIGHT, t, end]
+                count += 1
+            outside[INCOMPLETE_RIGHT, s, t] = _logsumexp(terms, count)
+            count = 0
+            for outer in range(1, s + 1):  # complete_left[outer, t] = complete_left[outer, s] + this
+                terms[count] = outside[COMPLETE_LEFT, outer, t] + inside[COMPLETE_LEFT, outer, s]
+                count += 1
+            outside[INCOMPLETE_LEFT, s, t] = _logsumexp(terms, count)
+            outside_between[s, t] = _logaddexp(
                 outside[INCOMPLETE_RIGHT, s, t] + scores[s, t], outside[INCOMPLETE_LEFT, s, t] + scores[t, s]
             )
-            if out == -np.inf:
-                continue
-            for r in range(s, t):
-                if r > s:
-                    outside[COMPLETE_RIGHT, s, r] = _logaddexp(
-                        outside[COMPLETE_RIGHT, s, r], out + inside[COMPLETE_LEFT, r + 1, t]
-                    )
-                if r + 1 < t:
-                    outside[COMPLETE_LEFT, r + 1, t] = _logaddexp(
-                        outside[COMPLETE_LEFT, r + 1, t], out + inside[COMPLETE_RIGHT, s, r]
-                    )
+            marginals[s, t] = np.exp(inside[INCOMPLETE_RIGHT, s, t] + outside[INCOMPLETE_RIGHT, s, t] - log_z)
+            marginals[t, s] = np.exp(inside[INCOMPLETE_LEFT, s, t] + outside[INCOMPLETE_LEFT, s, t] - log_z)
     return marginals, log_z
 
 
