@@ -32,7 +32,13 @@ from _results import markdown_table, write_section  # noqa: E402
 
 from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample  # noqa: E402
 from sklearn_structured.metrics import bracket_f1  # noqa: E402
-from sklearn_structured.rank_space import RankSpaceHMM, RankSpacePCFG  # noqa: E402
+from sklearn_structured.rank_space import (  # noqa: E402
+    RankSpaceHMM,
+    RankSpacePCFG,
+    left_branching_spans,
+    random_binary_spans,
+    right_branching_spans,
+)
 
 NUMBER = re.compile(r"[0-9]{1,}([,.]?[0-9]*)*")
 
@@ -52,24 +58,6 @@ def evaluation_sample(train_vocabulary):
     return out_x, out_spans
 
 
-def right_branching(n):
-    return [(i, n) for i in range(n - 1)]
-
-
-def left_branching(n):
-    return [(0, j) for j in range(2, n + 1)]
-
-
-def random_tree(n, rng):
-    spans, stack = [], [(0, n)]
-    while stack:
-        i, j = stack.pop()
-        if j - i >= 2:
-            spans.append((i, j))
-            k = int(rng.integers(i + 1, j))
-            stack += [(i, k), (k, j)]
-    return spans
-
 
 def pcfg_data(max_train=None):
     train = load_ptb_lm("train")
@@ -88,9 +76,9 @@ def baselines(eval_x, eval_spans):
     rng = np.random.default_rng(0)
     rows = []
     for name, make in (
-        ("right-branching", right_branching),
-        ("left-branching", left_branching),
-        ("random trees (seed 0)", lambda n: random_tree(n, rng)),
+        ("right-branching", right_branching_spans),
+        ("left-branching", left_branching_spans),
+        ("random trees (seed 0)", lambda n: random_binary_spans(n, rng)),
     ):
         pred = [make(len(s)) for s in eval_x]
         rows.append((name, 100 * bracket_f1(eval_spans, pred), 100 * bracket_f1(eval_spans, pred, average="corpus")))

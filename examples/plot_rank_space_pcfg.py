@@ -23,7 +23,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sklearn_structured.metrics import bracket_f1
-from sklearn_structured.rank_space import RankSpacePCFG, spans_to_brackets
+from sklearn_structured.rank_space import (
+    RankSpacePCFG,
+    left_branching_spans,
+    random_binary_spans,
+    right_branching_spans,
+    spans_to_brackets,
+)
 
 WORDS = {
     "Det": ["the", "a", "every", "some"],
@@ -95,33 +101,12 @@ model.fit(X_train, X_val=X_test)
 # Bracket F1 against the baselines
 # --------------------------------
 predicted = model.predict(X_test)
-
-
-def right_branching(n):
-    return [(i, n) for i in range(n - 1)]
-
-
-def left_branching(n):
-    return [(0, j) for j in range(2, n + 1)]
-
-
-def random_tree(n, rng):
-    spans, stack = [], [(0, n)]
-    while stack:
-        i, j = stack.pop()
-        if j - i >= 2:
-            spans.append((i, j))
-            k = int(rng.integers(i + 1, j))
-            stack += [(i, k), (k, j)]
-    return spans
-
-
 tree_rng = np.random.default_rng(1)
 scores = {
     "RankSpacePCFG (MBR)": bracket_f1(gold_test, predicted),
-    "right-branching": bracket_f1(gold_test, [right_branching(len(s)) for s in X_test]),
-    "left-branching": bracket_f1(gold_test, [left_branching(len(s)) for s in X_test]),
-    "random trees": bracket_f1(gold_test, [random_tree(len(s), tree_rng) for s in X_test]),
+    "right-branching": bracket_f1(gold_test, [right_branching_spans(len(s)) for s in X_test]),
+    "left-branching": bracket_f1(gold_test, [left_branching_spans(len(s)) for s in X_test]),
+    "random trees": bracket_f1(gold_test, [random_binary_spans(len(s), tree_rng) for s in X_test]),
 }
 for name, value in scores.items():
     print(f"{name:22s} S-F1 {100 * value:5.1f}")

@@ -8,7 +8,14 @@ from test_rank_space_kernels import brute_force, dense_hmm_forward, random_gramm
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.cky import cky_max_span_sum
 from sklearn_structured.metrics import perplexity
-from sklearn_structured.rank_space import RankSpaceHMM, RankSpacePCFG, spans_to_brackets
+from sklearn_structured.rank_space import (
+    RankSpaceHMM,
+    RankSpacePCFG,
+    left_branching_spans,
+    random_binary_spans,
+    right_branching_spans,
+    spans_to_brackets,
+)
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
 
@@ -158,3 +165,16 @@ def test_bad_input_is_named():
         RankSpacePCFG(max_length=3).fit([["a", "b", "c", "d"]])
     # a one-word sentence still gets its (trivial) tree
     assert model.predict([["w1"]]) == [[(0, 1)]]
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_baseline_trees_are_binary_bracketings(n):
+    rng = np.random.default_rng(0)
+    for spans in (right_branching_spans(n), left_branching_spans(n), random_binary_spans(n, rng)):
+        # a binary tree over n words has n - 1 spans of width >= 2, the whole sentence among them
+        assert len(set(spans)) == n - 1 and (0, n) in spans
+        for a, b in spans:  # spans nest or are disjoint
+            for c, d in spans:
+                assert b <= c or d <= a or (a <= c and d <= b) or (c <= a and b <= d)
+    assert (1, n) in right_branching_spans(n) or n == 2
+    assert (0, n - 1) in left_branching_spans(n) or n == 2

@@ -61,6 +61,31 @@ def spans_to_brackets(tokens, spans):
     return render(0, len(tokens))
 
 
+def right_branching_spans(n):
+    """Spans of the right-branching binary tree over ``n`` words (width >= 2, whole sentence included)."""
+    return [(i, n) for i in range(n - 1)]
+
+
+def left_branching_spans(n):
+    """Spans of the left-branching binary tree over ``n`` words (width >= 2, whole sentence included)."""
+    return [(0, j) for j in range(2, n + 1)]
+
+
+def random_binary_spans(n, rng):
+    """Spans of a binary tree over ``n`` words with each split point drawn uniformly.
+
+    ``rng`` is a ``numpy.random.Generator``; the baseline of unsupervised parsing papers.
+    """
+    spans, stack = [], [(0, n)]
+    while stack:
+        i, j = stack.pop()
+        if j - i >= 2:
+            spans.append((i, j))
+            k = int(rng.integers(i + 1, j))
+            stack += [(i, k), (k, j)]
+    return spans
+
+
 class RankSpacePCFG(RankSpaceModelMixin):
     """PCFG with a CPD-decomposed rule tensor and rank-space inference (Yang, Liu & Tu 2022).
 
