@@ -4,14 +4,13 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.chain import viterbi_batch
 from ..metrics import token_accuracy
-from ..utils import check_sentences, check_tagging_data, token_field, word_shape
+from ..utils import SentenceEstimator, check_sentences, check_tagging_data, token_field, word_shape
 from ..utils._compat import Interval, _fit_context
 from . import _kernels
 from ._alternating import Problem, fit_alternating
@@ -73,7 +72,7 @@ class _SequenceProblem(Problem):
         return float(np.mean(_kernels.sequence_hinge_losses(E, self.offsets, self.y, transitions)))
 
 
-class DistroSequenceSVM(BaseEstimator):
+class DistroSequenceSVM(SentenceEstimator):
     """First-order sequence labeller: structural SVM with learned label vectors (DISTRO).
 
     Every tag ``l`` has a unit vector ``a_l`` in R^d (a column of ``A``). A
@@ -156,12 +155,6 @@ class DistroSequenceSVM(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        tags.non_deterministic = False
-        return tags
 
     def _hashed_tokens(self, sentences):
         """CSR (n_tokens, hash_size) of the feature strings, and sentence offsets."""

@@ -12,15 +12,17 @@ from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils import SentenceEstimator
 from ..utils._compat import Interval
 
 
-class EasyFirstBase(BaseEstimator):
+class EasyFirstBase(SentenceEstimator):
     """Weights, epochs and prediction plumbing; see the two public estimators."""
+
+    _requires_y = False  # the tagger can read its gold tags from the tokens
 
     _parameter_constraints = {
         "beam_size": [Interval(Integral, 1, None, closed="left")],
@@ -32,11 +34,6 @@ class EasyFirstBase(BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        return tags
 
     # --- subclass hooks -------------------------------------------------
     # _start(sentences, targets): build fitted vocabularies, return (rows, n_actions)

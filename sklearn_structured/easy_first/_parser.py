@@ -90,6 +90,8 @@ class EasyFirstBeamParser(EasyFirstBase):
     Easy-First Non-Directional Dependency Parsing. NAACL.
     """
 
+    _requires_y = True
+
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
         "pos": [StrOptions({"upos", "xpos"})],
@@ -108,10 +110,6 @@ class EasyFirstBeamParser(EasyFirstBase):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):

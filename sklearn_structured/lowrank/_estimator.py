@@ -6,12 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import attachment_score
-from ..utils import Vocabulary, check_dependency_data, check_sentences
+from ..utils import SentenceEstimator, Vocabulary, check_dependency_data, check_sentences
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._features import (
     FIELD_OFFSET,
@@ -40,7 +39,7 @@ _DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
 _PARAMETERS = ("theta", "U", "V", "W")
 
 
-class LowRankTensorParser(BaseEstimator):
+class LowRankTensorParser(SentenceEstimator):
     """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
 
     The score of an arc h -> m is
@@ -149,11 +148,6 @@ class LowRankTensorParser(BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        return tags
 
     # ------------------------------------------------------------ encoding
 

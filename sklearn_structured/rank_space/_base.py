@@ -8,11 +8,10 @@ from contextlib import contextmanager
 import numba
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import Vocabulary, check_sentences, token_field
+from ..utils import SentenceEstimator, Vocabulary, check_sentences, token_field
 from ..utils._compat import _fit_context
 from ._nn import Adam
 
@@ -57,18 +56,13 @@ def length_batches(lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-class RankSpaceModelMixin(BaseEstimator):
+class RankSpaceModelMixin(SentenceEstimator):
     """Training loop over a model-specific forward/backward (see the two estimators)."""
 
     # subclasses: _min_length, _factor_names, _init_params, _probabilities,
     # _backward, _batch_gradients, _batch_log_likelihoods, _tokens_per_sentence
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        tags.non_deterministic = False
-        return tags
+    _requires_y = False  # unsupervised: fit learns from raw sentences
 
     # ---- encoding -------------------------------------------------------------------
     def _encode(self, sentences):

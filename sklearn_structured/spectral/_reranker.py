@@ -14,14 +14,20 @@ scorer's log-probability.
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import attachment_score
 from ..metrics._dependency import is_punctuation
-from ..utils import Vocabulary, check_dependency_data, check_sentences, token_field
+from ..utils import (
+    SentenceEstimator,
+    Vocabulary,
+    check_dependency_data,
+    check_sentences,
+    token_field,
+)
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._rerank_kernels import rerank, train_perceptron
 from ._scorer import SpectralTreeScorer
@@ -81,7 +87,7 @@ class _Candidates:
                            else np.zeros(0, dtype=np.int64))
 
 
-class NBestReranker(BaseEstimator):
+class NBestReranker(SentenceEstimator):
     """Rerank a dependency parser's n-best trees with tree-probability features.
 
     Parameters
@@ -148,11 +154,6 @@ class NBestReranker(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        return tags
 
     def _dense(self, sentences, cands, scorer_log_probs):
         """Parser score and scorer log-probabilities, unscaled, one row per candidate."""

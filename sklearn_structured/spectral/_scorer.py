@@ -76,11 +76,17 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import Vocabulary, check_dependency_data, check_sentences, pack_ragged, token_field
+from ..utils import (
+    SentenceEstimator,
+    Vocabulary,
+    check_dependency_data,
+    check_sentences,
+    pack_ragged,
+    token_field,
+)
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._kernels import count_moments, spectral_log_probs
 
@@ -125,7 +131,7 @@ def operators_from_moments(pairs, triples, rcond=1e-15):
     ])
 
 
-class SpectralTreeScorer(BaseEstimator):
+class SpectralTreeScorer(SentenceEstimator):
     """Probability of a sentence given its dependency tree, learned spectrally.
 
     The latent-state tree model of Dhillon et al. (2012) estimated by the
@@ -197,12 +203,6 @@ class SpectralTreeScorer(BaseEstimator):
         self.token_field = token_field
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        tags.non_deterministic = False
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_unlabeled=None):

@@ -1,5 +1,6 @@
 """Helpers shared by the estimators: token access, input validation, packing."""
 
+from ._base import SentenceEstimator
 from ._sentences import (
     Vocabulary,
     check_dependency_data,
@@ -13,6 +14,7 @@ from ._sentences import (
 )
 
 __all__ = [
+    "SentenceEstimator",
     "Vocabulary",
     "check_dependency_data",
     "check_sentences",
