@@ -286,8 +286,8 @@ def render(cache):
                 ["reranker, baseline + spectral log p", mean_sd(r["spectral_uas"])],
                 [f"oracle of the {r['n_best']}-best lists", f"{100 * r['oracle_uas']:.2f}"]]
         parts.append(
-            f"### Bar 2: reranking on UD English EWT, base parser {base_name} "
-            "(test, UAS without punctuation)\n\n"
+            f"### Bar 2: reranking on UD English EWT, base parser {base_name}, spectral model of the "
+            f"{r['scorer']['token_field']} field (test, UAS without punctuation)\n\n"
             + markdown_table(["system", f"UAS (rerankers: mean ± sd over seeds {r['seeds']})"], rows)
             + f"\n\nGain of the spectral feature, per seed: "
             + ", ".join(f"{g:+.2f}" for g in gains)
@@ -371,7 +371,8 @@ def main():
                                   token_field=args.spectral_token_field),
                              args.perceptron_epochs, args.rerank_seeds, args.train_limit,
                              cache_dir / f"rerank_lists_gamma{args.parser_gamma:g}.pkl")
-            part = f"rerank_gamma{args.parser_gamma:g}"
+            part = f"rerank_gamma{args.parser_gamma:g}" + (
+                "" if args.spectral_token_field == "form" else f"_{args.spectral_token_field}")
         figures["load_average"] = os.getloadavg()[0]
         figures["command"] = "python " + shlex.join(sys.argv)
         (cache_dir / f"{part}.json").write_text(json.dumps(figures, indent=1))
