@@ -29,7 +29,7 @@ DISTRO_PARAMETER_CONSTRAINTS = {
 }
 
 
-def resolve_n_components(estimator, n_labels):
+def _resolve_n_components(estimator, n_labels):
     """d: the number of labels for one-hot vectors or when None, else n_components."""
     n_components = estimator.n_components
     if estimator.label_vectors == "onehot" or n_components is None:
@@ -40,6 +40,29 @@ def resolve_n_components(estimator, n_labels):
             f"(the number of labels), got {n_components}"
         )
     return n_components
+
+
+def fit_label_model(estimator, problem, n_labels):
+    """Run Algorithm 1 with ``estimator``'s parameters and store the fitted attributes.
+
+    Sets ``label_vectors_``, ``coef_``, ``intercept_`` and ``objective_curve_``;
+    returns the transition matrix (unused by atomic problems).
+    """
+    A, V, T, curve = fit_alternating(
+        problem, n_labels, n_components=_resolve_n_components(estimator, n_labels),
+        learned=estimator.label_vectors == "learned",
+        init_onehot=estimator.label_vectors == "onehot" or estimator.init == "onehot",
+        alpha=estimator.alpha, nuclear_penalty=estimator.nuclear_penalty,
+        label_learning_rate=estimator.label_learning_rate, n_rounds=estimator.n_rounds,
+        n_epochs=estimator.n_epochs, n_init=estimator.n_init,
+        rng=check_random_state(estimator.random_state), verbose=estimator.verbose,
+        name=type(estimator).__name__,
+    )
+    estimator.label_vectors_ = A
+    estimator.coef_ = np.ascontiguousarray(V[:-1].T)
+    estimator.intercept_ = V[-1].copy()
+    estimator.objective_curve_ = curve
+    return T
 
 
 class _MulticlassProblem(Problem):
@@ -168,24 +191,10 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"DistroSVM needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
             )
-        n_labels = len(self.classes_)
-        d = resolve_n_components(self, n_labels)
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         problem = _MulticlassProblem(X, y_ids.astype(np.int64))
-        A, V, _, curve = fit_alternating(
-            problem, n_labels, n_components=d, learned=self.label_vectors == "learned",
-            init_onehot=self.label_vectors == "onehot" or self.init == "onehot",
-            alpha=self.alpha, nuclear_penalty=self.nuclear_penalty,
-            label_learning_rate=self.label_learning_rate, n_rounds=self.n_rounds,
-            n_epochs=self.n_epochs, n_init=self.n_init,
-            rng=check_random_state(self.random_state), verbose=self.verbose,
-            name=type(self).__name__,
-        )
-        self.label_vectors_ = A
-        self.coef_ = np.ascontiguousarray(V[:-1].T)
-        self.intercept_ = V[-1].copy()
-        self.objective_curve_ = curve
+        fit_label_model(self, problem, len(self.classes_))
         return self
 
     def _class_scores(self, X):

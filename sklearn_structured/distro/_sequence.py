@@ -5,7 +5,6 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction import FeatureHasher
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.chain import viterbi_batch
@@ -13,8 +12,8 @@ from ..metrics import token_accuracy
 from ..utils import SentenceEstimator, check_sentences, check_tagging_data, token_field, word_shape
 from ..utils._compat import Interval, _fit_context
 from . import _kernels
-from ._alternating import Problem, fit_alternating
-from ._multiclass import DISTRO_PARAMETER_CONSTRAINTS, resolve_n_components
+from ._alternating import Problem
+from ._multiclass import DISTRO_PARAMETER_CONSTRAINTS, fit_label_model
 
 
 def emission_features(sentence):
@@ -198,27 +197,11 @@ class DistroSequenceSVM(SentenceEstimator):
         self.classes_ = np.unique(flat_tags)
         index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
         y_ids = np.fromiter((index[tag] for tag in flat_tags), dtype=np.int64, count=len(flat_tags))
-        n_labels = len(self.classes_)
-        d = resolve_n_components(self, n_labels)
-
         hashed, offsets = self._hashed_tokens(sentences)
         self.feature_columns_ = np.unique(hashed.indices).astype(np.int64)
         tokens, _ = self._encode(sentences)
         problem = _SequenceProblem(tokens, offsets, y_ids)
-        A, V, T, curve = fit_alternating(
-            problem, n_labels, n_components=d, learned=self.label_vectors == "learned",
-            init_onehot=self.label_vectors == "onehot" or self.init == "onehot",
-            alpha=self.alpha, nuclear_penalty=self.nuclear_penalty,
-            label_learning_rate=self.label_learning_rate, n_rounds=self.n_rounds,
-            n_epochs=self.n_epochs, n_init=self.n_init,
-            rng=check_random_state(self.random_state), verbose=self.verbose,
-            name=type(self).__name__,
-        )
-        self.label_vectors_ = A
-        self.coef_ = np.ascontiguousarray(V[:-1].T)
-        self.intercept_ = V[-1].copy()
-        self.transition_matrix_ = T
-        self.objective_curve_ = curve
+        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_))
         return self
 
     def _label_scores(self, sentences):
