@@ -130,23 +130,6 @@ def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_fe
 
 
 @njit(cache=True, nogil=True)
-def _merge_scalar(ids, values):
-    order = np.argsort(ids, kind="mergesort")
-    out_ids = np.empty(len(ids), dtype=np.int64)
-    out_val = np.empty(len(ids))
-    size = -1
-    last = -1
-    for j in order:
-        if size < 0 or ids[j] != last:
-            size += 1
-            out_ids[size] = ids[j]
-            out_val[size] = 0.0
-            last = ids[j]
-        out_val[size] += values[j]
-    return out_ids[:size + 1], out_val[:size + 1]
-
-
-@njit(cache=True, nogil=True)
 def _merge_rows(ids, rows):
     order = np.argsort(ids, kind="mergesort")
     out_ids = np.empty(len(ids), dtype=np.int64)
@@ -161,6 +144,13 @@ def _merge_rows(ids, rows):
         for r in range(rows.shape[1]):
             out_rows[size, r] += rows[j, r]
     return out_ids[:size + 1], out_rows[:size + 1]
+
+
+@njit(cache=True, nogil=True)
+def _merge_scalar(ids, values):
+    """Sum the values of equal ids (ids sorted on output)."""
+    out_ids, rows = _merge_rows(ids, values.reshape(-1, 1))
+    return out_ids, rows[:, 0].copy()
 
 
 @njit(cache=True, nogil=True)
