@@ -88,16 +88,17 @@ class EasyFirstBase(SentenceEstimator):
                 print(line, flush=True)
         return self
 
-    def _predict_chunks(self, encoded_chunks, predict_chunk):
-        """Run ``predict_chunk(W, chunk)`` over chunks, in threads when n_jobs asks."""
+    def _predict_chunks(self, sentences, predict_chunk):
+        """Split ``sentences`` into one chunk per job and run ``predict_chunk(W, chunk)``
+        on each, in threads when n_jobs asks; returns the per-chunk results in order."""
         check_is_fitted(self, "weights_")
         W = self._averaged_weights()
         n_jobs = effective_n_jobs(self.n_jobs)
-        if n_jobs == 1 or len(encoded_chunks) == 1:
-            return [predict_chunk(W, chunk) for chunk in encoded_chunks]
+        n_chunks = max(1, min(len(sentences), n_jobs))
+        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
+        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
+        if n_jobs == 1 or n_chunks == 1:
+            return [predict_chunk(W, chunk) for chunk in chunks]
         return Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(predict_chunk)(W, chunk) for chunk in encoded_chunks
+            delayed(predict_chunk)(W, chunk) for chunk in chunks
         )
-
-    def _n_chunks(self, n_sentences):
-        return max(1, min(n_sentences, effective_n_jobs(self.n_jobs)))

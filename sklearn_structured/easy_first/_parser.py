@@ -160,9 +160,6 @@ class EasyFirstBeamParser(EasyFirstBase):
 
     def _parse(self, X):
         sentences = check_sentences(X)
-        n_chunks = self._n_chunks(len(sentences))
-        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
-        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
 
         def parse_chunk(W, chunk):
             words, tags, offsets = _encode_sentences(chunk, self.pos)
@@ -175,7 +172,7 @@ class EasyFirstBeamParser(EasyFirstBase):
             return [(heads[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 
-        results = self._predict_chunks(chunks, parse_chunk)
+        results = self._predict_chunks(sentences, parse_chunk)
         return [pair for chunk in results for pair in chunk]
 
     def predict(self, X):

@@ -234,9 +234,6 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def _tag(self, X):
         sentences = check_sentences(X)
-        n_chunks = self._n_chunks(len(sentences))
-        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
-        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
 
         def tag_chunk(W, chunk):
             static, offsets = self._encode(chunk)
@@ -249,7 +246,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 
-        results = self._predict_chunks(chunks, tag_chunk)
+        results = self._predict_chunks(sentences, tag_chunk)
         return sentences, [pair for chunk in results for pair in chunk]
 
     def predict(self, X):
