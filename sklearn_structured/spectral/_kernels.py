@@ -56,6 +56,16 @@ def bottom_up_order(start, kids, n):
 
 
 @njit(cache=True, nogil=True)
+def sentence_tree(heads, offsets, s):
+    """Sentence ``s`` of a packed corpus: its first token's index, its length,
+    its children table and a bottom-up order of its tokens."""
+    lo = offsets[s]
+    n = offsets[s + 1] - lo
+    start, kids = children_table(heads[lo:lo + n])
+    return lo, n, start, kids, bottom_up_order(start, kids, n)
+
+
+@njit(cache=True, nogil=True)
 def count_moments(words, heads, offsets, embedding):
     """Sum the moments the operators are built from (see ``_scorer``).
 
@@ -127,11 +137,7 @@ def spectral_log_probs(words, heads, offsets, embedding, root_vector, operators)
     sign = np.ones(n_sent, dtype=np.int8)
     w = np.zeros(k)
     for s in range(n_sent):
-        lo = offsets[s]
-        n = offsets[s + 1] - lo
-        sent_heads = heads[lo:lo + n]
-        start, kids = children_table(sent_heads)
-        order = bottom_up_order(start, kids, n)
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
         u = np.zeros((n + 1, k))
         log_scale = 0.0
         negative = False
@@ -191,11 +197,7 @@ def exact_log_probs(words, heads, offsets, start_probs, transitions, emissions):
     n_sent = offsets.shape[0] - 1
     out = np.zeros(n_sent)
     for s in range(n_sent):
-        lo = offsets[s]
-        n = offsets[s + 1] - lo
-        sent_heads = heads[lo:lo + n]
-        start, kids = children_table(sent_heads)
-        order = bottom_up_order(start, kids, n)
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
         beta = np.zeros((n + 1, k))
         log_scale = 0.0
         for t in range(n):
