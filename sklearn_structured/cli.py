@@ -1,7 +1,13 @@
-"""The ``sklearn-structured`` command: evaluate, train, parse, demo."""
+"""The ``sklearn-structured`` command: evaluate, train, parse, demo.
+
+Usage errors print one line and exit with status 2 (argparse's convention);
+any other failure prints one line ``sklearn-structured: error: ...`` and exits
+with status 1, with the traceback only under ``--debug``.
+"""
 
 import argparse
 import importlib
+import os
 import sys
 import time
 
@@ -14,10 +20,20 @@ PARSERS = {
 TAGGERS = {
     "easyfirst-tagger": ("sklearn_structured.easy_first", "EasyFirstBeamTagger"),
 }
+ESTIMATORS = {**PARSERS, **TAGGERS}
+
+PICKLE_WARNING = (
+    "joblib/pickle model files can execute arbitrary code when loaded: "
+    "load only files you made yourself or fully trust"
+)
+
+
+class CommandError(Exception):
+    """A failure the user can act on, reported as one line."""
 
 
 def _estimator_class(name):
-    module, cls = {**PARSERS, **TAGGERS}[name]
+    module, cls = ESTIMATORS[name]
     return getattr(importlib.import_module(module), cls)
 
 
@@ -29,15 +45,21 @@ def _gold_tags(X, field):
     return [[token[field] for token in sentence] for sentence in X]
 
 
-def _parse_params(pairs):
+def _parse_params(pairs, estimator_name):
     """``["rank=20", "gamma=0.5"]`` -> ``{"rank": 20, "gamma": 0.5}`` (Python literals or strings)."""
     import ast
 
+    valid = _estimator_class(estimator_name)().get_params()
     params = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
         if not sep:
-            raise SystemExit(f"--param expects KEY=VALUE, got {pair!r}")
+            raise CommandError(f"--param expects KEY=VALUE, got {pair!r}")
+        if key not in valid:
+            raise CommandError(
+                f"--param {key!r} is not a parameter of {estimator_name}; "
+                f"valid keys: {', '.join(sorted(valid))}"
+            )
         try:
             params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -55,15 +77,76 @@ def _fit_with_validation(estimator, X, y, X_val=None, y_val=None):
     return estimator.fit(X, y)
 
 
-def cmd_evaluate(args):
+def _read_document(path):
+    """Read a CoNLL-U file (``-`` for standard input), with a progress line on stderr."""
+    from .datasets import read_conllu
+
+    name = "standard input" if path == "-" else path
+    print(f"reading {name}", file=sys.stderr, flush=True)
+    document = read_conllu(sys.stdin.buffer if path == "-" else path)
+    print(f"read {len(document)} sentences from {name}", file=sys.stderr)
+    if len(document) == 0:
+        raise CommandError(f"{name} holds no sentences")
+    return document
+
+
+def _load_treebank(path):
     from .datasets import load_conllu
+
+    return load_conllu(_read_document(path))
+
+
+def _check_output_path(path):
+    """Fail before any work if ``path`` cannot be written."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError(f"output {path} is a directory")
+    if not os.path.isdir(directory):
+        raise CommandError(f"cannot write {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise CommandError(f"cannot write {path}: directory {directory} is not writable")
+
+
+def _load_model(path, allow_pickle):
+    from .utils import is_model_file, load_model
+
+    if not os.path.isfile(path):
+        raise CommandError(f"model file {path} does not exist")
+    if is_model_file(path):
+        return load_model(path)
+    if not allow_pickle:
+        raise CommandError(
+            f"{path} is not a model file in the safe format; if it is a joblib/pickle file you "
+            f"made yourself, pass --allow-pickle ({PICKLE_WARNING})"
+        )
+    import joblib
+
+    print(f"warning: {PICKLE_WARNING}", file=sys.stderr)
+    try:
+        return joblib.load(path)
+    except Exception as error:  # a damaged pickle fails in many ways
+        raise CommandError(f"cannot load {path} with joblib: {error}") from None
+
+
+def cmd_evaluate(args):
     from .metrics import attachment_score
 
-    X, y, labels = load_conllu(args.gold, return_labels=True)
+    gold, pred = _read_document(args.gold), _read_document(args.pred)
+    if len(gold) != len(pred):
+        raise CommandError(f"{args.gold} has {len(gold)} sentences but {args.pred} has {len(pred)}")
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        gold_forms, pred_forms = [row[1] for row in g.words], [row[1] for row in p.words]
+        if gold_forms != pred_forms:
+            where = f" (line {p.line})" if p.line is not None else ""
+            raise CommandError(
+                f"sentence {i + 1} of {args.pred}{where} has other words than in {args.gold}: "
+                f"{' '.join(pred_forms)[:80]!r} vs {' '.join(gold_forms)[:80]!r}"
+            )
+    from .datasets import load_conllu
+
+    X, y, labels = load_conllu(gold, return_labels=True)
     # a prediction may have several roots; it is scored, not rejected
-    X_pred, y_pred, labels_pred = load_conllu(args.pred, return_labels=True, single_root=False)
-    if [len(s) for s in X] != [len(s) for s in X_pred]:
-        raise SystemExit("gold and predicted files differ in their sentences or words")
+    _, y_pred, labels_pred = load_conllu(pred, return_labels=True, single_root=False)
     scores = attachment_score(
         y, y_pred, X, punct=args.punct, labels_true=labels, labels_pred=labels_pred, return_all=True
     )
@@ -75,40 +158,54 @@ def cmd_evaluate(args):
 
 
 def cmd_train(args):
-    import joblib
+    from .utils import atomic_path, save_model
 
-    from .datasets import load_conllu
-
-    X, y = load_conllu(args.train)
-    X_val = y_val = None
-    if args.dev:
-        X_val, y_val = load_conllu(args.dev)
-    params = _parse_params(args.param)
+    _check_output_path(args.out)
+    params = _parse_params(args.param, args.estimator)
     params.setdefault("verbose", 1)
     estimator = _estimator_class(args.estimator)(**params)
+    X, y = _load_treebank(args.train)
+    X_val = y_val = None
+    if args.dev:
+        X_val, y_val = _load_treebank(args.dev)
     if _is_tagger(estimator):
         y = _gold_tags(X, estimator.target)
         y_val = None if X_val is None else _gold_tags(X_val, estimator.target)
     start = time.perf_counter()
     _fit_with_validation(estimator, X, y, X_val, y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    joblib.dump(estimator, args.out)
-    print(f"model written to {args.out}", file=sys.stderr)
+    if args.format == "joblib":
+        import joblib
+
+        with atomic_path(args.out) as temporary:
+            joblib.dump(estimator, temporary)
+    else:
+        save_model(estimator, args.out)
+    print(f"model written to {args.out} ({args.format} format)", file=sys.stderr)
     return 0
 
 
 def cmd_parse(args):
-    import joblib
+    from .datasets import write_conllu
+    from .utils import atomic_path
 
-    from .datasets import read_conllu, write_conllu
-
-    model = joblib.load(args.model)
-    document = read_conllu(args.input)
+    if args.output:
+        _check_output_path(args.output)
+    model = _load_model(args.model, args.allow_pickle)
+    if not hasattr(model, "predict"):
+        raise CommandError(f"{args.model} holds a {type(model).__name__}, which cannot predict")
+    document = _read_document(args.input)
     predicted = model.predict(document.to_sentences())
     if _is_tagger(model):
-        write_conllu(document.with_tags(predicted, model.target), sys.stdout)
+        document = document.with_tags(predicted, model.target)
     else:
-        write_conllu(document.with_heads(predicted), sys.stdout)
+        document = document.with_heads(predicted)
+    if args.output:
+        with atomic_path(args.output) as temporary:
+            write_conllu(document, temporary)
+    else:
+        write_conllu(document, sys.stdout)
+        sys.stdout.flush()
     return 0
 
 
@@ -120,7 +217,7 @@ def cmd_demo(args):
     print(
         f"sample of UD English EWT: {len(X_train)} training and {len(X_test)} held-out sentences"
     )
-    params = _parse_params(args.param)
+    params = _parse_params(args.param, args.estimator)
     params.setdefault("verbose", 1)
     params.setdefault("random_state", 0)  # the same figures on every run
     parser = _estimator_class(args.estimator)(**params)
@@ -130,43 +227,125 @@ def cmd_demo(args):
     return 0
 
 
+class _ParserWithParams(argparse.ArgumentParser):
+    """A sub-command parser whose help ends with the ``--param`` keys of each estimator.
+
+    The keys are looked up only when help is printed, so that ordinary runs
+    do not import every estimator.
+    """
+
+    estimator_names = ()
+
+    def format_help(self):
+        text = super().format_help()
+        if not self.estimator_names:
+            return text
+        lines = ["", "--param keys (KEY=VALUE, VALUE a Python literal or a string):"]
+        for name in self.estimator_names:
+            defaults = _estimator_class(name)().get_params()
+            keys = ", ".join(f"{key}={value!r}" for key, value in sorted(defaults.items()))
+            lines.append(f"  {name}: {keys}")
+        return text + "\n".join(lines) + "\n"
+
+
 def build_parser():
+    from . import __version__
+
+    formatter = argparse.ArgumentDefaultsHelpFormatter
     ap = argparse.ArgumentParser(
         prog="sklearn-structured",
-        description="Structured prediction for NLP with scikit-learn estimators.",
+        description="Structured prediction for NLP with scikit-learn estimators: train, apply "
+        "and evaluate dependency parsers and taggers on CoNLL-U files.",
+        epilog="The first run compiles the numba kernels (a minute or so, cached afterwards).",
+        formatter_class=formatter,
     )
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    ap.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_ParserWithParams)
 
-    p = sub.add_parser("evaluate", help="UAS / LAS / complete match of PRED against GOLD")
-    p.add_argument("gold")
-    p.add_argument("pred")
-    p.add_argument("--punct", choices=("exclude", "include"), default="exclude")
+    p = sub.add_parser(
+        "evaluate", formatter_class=formatter,
+        help="UAS / LAS / complete match of PRED against GOLD",
+        description="Score a predicted CoNLL-U file against the gold one (same sentences and words).",
+    )
+    p.add_argument("gold", help="gold CoNLL-U file ('-' for standard input)")
+    p.add_argument("pred", help="predicted CoNLL-U file")
+    p.add_argument("--punct", choices=("exclude", "include"), default="exclude",
+                   help="score words whose gold UPOS is PUNCT or not")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("train", help="train a parser or tagger on a CoNLL-U file and save it")
-    p.add_argument("--estimator", choices=sorted({**PARSERS, **TAGGERS}), default="lowrank")
-    p.add_argument("--train", required=True)
-    p.add_argument("--dev")
-    p.add_argument("--out", required=True)
-    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="estimator parameter")
+    p = sub.add_parser(
+        "train", formatter_class=formatter,
+        help="train a parser or tagger on a CoNLL-U file and save it",
+        description="Train a parser (HEAD column) or tagger (its target column) and save it. "
+        f"The default 'safe' format loads without executing code; 'joblib' is a pickle: "
+        f"{PICKLE_WARNING}.",
+    )
+    p.estimator_names = sorted(ESTIMATORS)
+    p.add_argument("--estimator", choices=sorted(ESTIMATORS), default="lowrank",
+                   help="what to train")
+    p.add_argument("--train", required=True, help="training CoNLL-U file ('-' for standard input)")
+    p.add_argument("--dev", help="development CoNLL-U file, for the per-epoch validation score")
+    p.add_argument("--out", required=True, help="model file to write (replaced atomically)")
+    p.add_argument("--format", choices=("safe", "joblib"), default="safe",
+                   help="model file format")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="estimator parameter, repeatable (keys listed below)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser(
-        "parse",
-        help="apply a saved parser (HEAD column) or tagger (its tag column) to a CoNLL-U file, "
-        "writing the file to stdout",
+        "parse", formatter_class=formatter,
+        help="apply a saved parser (HEAD column) or tagger (its tag column) to a CoNLL-U file",
+        description="Apply a saved model to a CoNLL-U file and write the file with the predicted "
+        "column filled in.",
     )
-    p.add_argument("--model", required=True)
-    p.add_argument("input")
+    p.add_argument("--model", required=True, help="model file written by 'train'")
+    p.add_argument("input", nargs="?", default="-",
+                   help="CoNLL-U file to annotate ('-' for standard input)")
+    p.add_argument("-o", "--output", help="write here (atomically) instead of standard output")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help=f"also load joblib/pickle model files; {PICKLE_WARNING}")
     p.set_defaults(func=cmd_parse)
 
-    p = sub.add_parser("demo", help="train a parser on the embedded sample and report UAS")
-    p.add_argument("--estimator", choices=sorted(PARSERS), default="lowrank")
-    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="estimator parameter")
+    p = sub.add_parser(
+        "demo", formatter_class=formatter,
+        help="train a parser on the embedded sample and report UAS",
+        description="Train a parser on the embedded sample of UD English EWT and print its "
+        "held-out UAS.",
+    )
+    p.estimator_names = sorted(PARSERS)
+    p.add_argument("--estimator", choices=sorted(PARSERS), default="lowrank", help="which parser")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="estimator parameter, repeatable (keys listed below)")
     p.set_defaults(func=cmd_demo)
     return ap
 
 
+def _error_message(error):
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    return str(error) or type(error).__name__
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        from .utils import announce_compilation
+
+        announce_compilation()
+        return args.func(args)
+    except BrokenPipeError:
+        # the reader stopped early (``| head``): stop quietly, and keep Python
+        # from complaining while it flushes stdout at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        print(f"sklearn-structured: error: {_error_message(error)}", file=sys.stderr)
+        return 1

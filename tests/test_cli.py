@@ -1,5 +1,9 @@
 import io
+import pickle
+import subprocess
+import sys
 
+import joblib
 import numpy as np
 import pytest
 
@@ -41,7 +45,7 @@ def sample_files(tmp_path):
 
 def test_train_parse_evaluate_round_trip(sample_files, tmp_path, capsys):
     train, test = sample_files
-    model = tmp_path / "parser.joblib"
+    model = tmp_path / "parser.model"
     main(["train", "--estimator", "lowrank", "--train", str(train), "--dev", str(test),
           "--out", str(model), "--param", "rank=8", "--param", "n_epochs=2"])
     progress = capsys.readouterr()
@@ -63,7 +67,7 @@ def test_train_parse_evaluate_round_trip(sample_files, tmp_path, capsys):
 
 def test_tagger_from_the_command_line(sample_files, tmp_path, capsys):
     train, test = sample_files
-    model = tmp_path / "tagger.joblib"
+    model = tmp_path / "tagger.model"
     main(["train", "--estimator", "easyfirst-tagger", "--train", str(train), "--out", str(model),
           "--param", "beam_size=1", "--param", "n_epochs=4", "--param", "target='xpos'"])
     capsys.readouterr()
@@ -80,3 +84,124 @@ def test_demo_reports_progress_and_held_out_uas(capsys):
     out = capsys.readouterr().out
     assert "300 training and 100 held-out sentences" in out
     assert "held-out UAS (without punctuation)" in out
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return [line for line in err.splitlines() if line.startswith("sklearn-structured: error:")]
+
+
+def test_evaluate_refuses_a_prediction_of_another_text(gold_and_pred, tmp_path, capsys):
+    gold, pred, _, _ = gold_and_pred
+    document = read_conllu(pred)
+    document[3].words[0][1] = "Different"  # same lengths, another word
+    other = tmp_path / "other.conllu"
+    write_conllu(document, other)
+    assert main(["evaluate", str(gold), str(other)]) == 1
+    (line,) = _one_line_error(capsys)
+    assert "sentence 4" in line and "other words" in line
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--train", "TRAIN", "--out", "/nonexistent-dir/model"], "does not exist"),
+    (["train", "--train", "missing.conllu", "--out", "OUT"], "missing.conllu"),
+    (["train", "--train", "TRAIN", "--out", "OUT", "--param", "bogus=1"], "valid keys"),
+    (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank"], "KEY=VALUE"),
+    (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank=-3"], "rank"),
+    (["train", "--train", "EMPTY", "--out", "OUT"], "no sentences"),
+    (["parse", "--model", "missing.model", "TEST"], "does not exist"),
+    (["parse", "--model", "CORRUPT", "TEST"], "not a model file in the safe format"),
+    (["parse", "--model", "CORRUPT", "TEST", "--allow-pickle"], "cannot load"),
+])
+def test_errors_are_one_line_with_status_1(argv, message, sample_files, tmp_path, capsys):
+    train, test = sample_files
+    (tmp_path / "empty.conllu").write_text("")
+    (tmp_path / "corrupt.model").write_bytes(b"PK\x03\x04 truncated")
+    names = {"TRAIN": train, "TEST": test, "OUT": tmp_path / "out.model",
+             "EMPTY": tmp_path / "empty.conllu", "CORRUPT": tmp_path / "corrupt.model"}
+    argv = [str(names.get(a, a)) for a in argv]
+    assert main(argv) == 1
+    (line,) = _one_line_error(capsys)
+    assert message in line
+    assert not (tmp_path / "out.model").exists()
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--estimator", "nonsense"])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and "sklearn-structured" in capsys.readouterr().out
+
+
+def test_help_lists_defaults_and_param_keys(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: safe)" in out and "lowrank: C=1.0" in out and "pickle" in out
+
+
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_parse_refuses_pickles_by_default(sample_files, tmp_path, capsys):
+    _, test = sample_files
+    marker, model = tmp_path / "ran", tmp_path / "evil.joblib"
+    joblib.dump(_RunsCode(marker), model)
+    assert main(["parse", "--model", str(model), str(test)]) == 1
+    assert "--allow-pickle" in _one_line_error(capsys)[0]
+    model.write_bytes(pickle.dumps(_RunsCode(marker)))
+    assert main(["parse", "--model", str(model), str(test)]) == 1
+    assert not marker.exists()
+
+
+@pytest.fixture(scope="module")
+def tagger_model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tagger")
+    train = folder / "train.conllu"
+    write_conllu(load_sample_treebank("train", as_document=True), train)
+    model = folder / "tagger.model"
+    assert main(["train", "--estimator", "easyfirst-tagger", "--train", str(train), "--out",
+                 str(model), "--param", "beam_size=1", "--param", "n_epochs=1"]) == 0
+    return model
+
+
+def test_parse_reads_stdin_and_writes_output_file(tagger_model, sample_files, tmp_path, monkeypatch,
+                                                  capsys):
+    _, test = sample_files
+    out = tmp_path / "tagged.conllu"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(test.read_bytes())))
+    assert main(["parse", "--model", str(tagger_model), "-", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert len(read_conllu(out)) == len(read_conllu(test))
+
+
+def test_failed_training_keeps_the_existing_model(tagger_model, sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    model = tmp_path / "model"
+    model.write_bytes(tagger_model.read_bytes())
+    # a parameter error is found only when fitting, after the data are read
+    assert main(["train", "--estimator", "easyfirst-tagger", "--train", str(train), "--out",
+                 str(model), "--param", "beam_size=0"]) == 1
+    assert model.read_bytes() == tagger_model.read_bytes()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_closed_pipe_is_not_an_error(tagger_model, sample_files):
+    _, test = sample_files
+    parse = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_structured", "parse", "--model", str(tagger_model), str(test)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    parse.stdout.readline()
+    parse.stdout.close()  # like `| head -1`
+    err = parse.stderr.read().decode()
+    parse.wait(timeout=120)
+    assert "Traceback" not in err and "Broken pipe" not in err

@@ -1,6 +1,8 @@
 """Helpers shared by the estimators: token access, input validation, packing."""
 
 from ._base import SentenceEstimator
+from ._compile_notice import announce_compilation
+from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._sentences import (
     Vocabulary,
     check_dependency_data,
@@ -16,11 +18,16 @@ from ._sentences import (
 __all__ = [
     "SentenceEstimator",
     "Vocabulary",
+    "announce_compilation",
+    "atomic_path",
     "check_dependency_data",
     "check_sentences",
     "check_tagging_data",
     "find_heads_error",
+    "is_model_file",
+    "load_model",
     "pack_ragged",
+    "save_model",
     "token_field",
     "unpack_ragged",
     "word_shape",

@@ -1,0 +1,267 @@
+"""Model files that load without executing code.
+
+``joblib``/``pickle`` files can run arbitrary code when they are loaded, so the
+command line saves models in a format of its own: one ``.npz`` archive,
+written with ``allow_pickle=False``, holding every array of the model, plus a
+JSON document (stored in the archive as bytes) describing everything else:
+the estimator's class, chosen from a fixed list of this library's estimators,
+its parameters and its fitted state as a tree of JSON values that refer to
+the arrays by name. Loading reads the JSON with :mod:`json`, the arrays with
+``numpy.load(allow_pickle=False)``, and calls no constructor outside that
+list, so a crafted file can at worst fail to load.
+
+Saving is atomic: the archive is written to a temporary file beside the
+destination and renamed over it only when complete, so a failed save leaves
+an existing model intact.
+"""
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+FORMAT = "sklearn-structured-model"
+FORMAT_VERSION = 1
+_DOCUMENT = "model.json"
+
+# estimators that may be named in a model file: public name -> submodule
+_ESTIMATORS = {
+    "LowRankTensorParser": "lowrank",
+    "EasyFirstBeamParser": "easy_first",
+    "EasyFirstBeamTagger": "easy_first",
+    "SpectralTreeScorer": "spectral",
+    "NBestReranker": "spectral",
+    "DistroSVM": "distro",
+    "DistroSequenceSVM": "distro",
+    "RankSpacePCFG": "rank_space",
+    "RankSpaceHMM": "rank_space",
+}
+
+
+def _estimator_class(name):
+    import importlib
+
+    if name not in _ESTIMATORS:
+        raise ValueError(f"model file names an unknown estimator class {name!r}")
+    return getattr(importlib.import_module(f"sklearn_structured.{_ESTIMATORS[name]}"), name)
+
+
+class _Encoder:
+    """Turns a model into JSON values plus a dict of named arrays."""
+
+    def __init__(self):
+        self.arrays = {}
+
+    def array(self, value, where):
+        if value.dtype.kind == "O":
+            if not all(isinstance(v, str) for v in value.ravel()):
+                raise TypeError(f"cannot save {where}: an object array holding non-strings")
+            value = value.astype(str)
+        if value.dtype.kind not in "biufcU":
+            raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} are not supported")
+        name = f"a{len(self.arrays)}"
+        self.arrays[name] = value
+        return {"__array__": name}
+
+    def encode(self, value, where):
+        from ._sentences import Vocabulary
+
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+            return int(value)
+        if isinstance(value, (float, np.floating)):
+            value = float(value)
+            return value if math.isfinite(value) else {"__float__": repr(value)}
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.ndarray):
+            return self.array(value, where)
+        if isinstance(value, list):
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+        if isinstance(value, dict):
+            return {"__dict__": [[self.encode(k, f"a key of {where}"), self.encode(v, f"{where}[{k!r}]")]
+                                 for k, v in value.items()]}
+        if isinstance(value, Vocabulary):
+            return {"__vocabulary__": list(value.itos)}
+        if type(value).__name__ in _ESTIMATORS and type(value) is _estimator_class(type(value).__name__):
+            return self.estimator(value, where)
+        raise TypeError(
+            f"cannot save {where}: values of type {type(value).__name__} are not supported "
+            "by the safe model format (use joblib from Python for such models)"
+        )
+
+    def estimator(self, estimator, where):
+        params = estimator.get_params(deep=False)
+        state = {k: v for k, v in vars(estimator).items() if k not in params}
+        return {
+            "__estimator__": type(estimator).__name__,
+            "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
+            "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+        }
+
+
+class _Decoder:
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def decode(self, value):
+        from ._sentences import Vocabulary
+
+        if not isinstance(value, (dict, list)):
+            return value
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if "__estimator__" in value:
+            return self.estimator(value)
+        if len(value) != 1:
+            raise ValueError(f"model file holds a malformed value with keys {sorted(value)}")
+        (kind, content), = value.items()
+        if kind == "__array__":
+            if content not in self.arrays:
+                raise ValueError(f"model file refers to a missing array {content!r}")
+            return self.arrays[content]
+        if kind == "__float__":
+            return float(content)  # "nan", "inf", "-inf" only: float() parses nothing else of note
+        if kind == "__tuple__":
+            return tuple(self.decode(v) for v in content)
+        if kind == "__dict__":
+            return {self._key(self.decode(k)): self.decode(v) for k, v in content}
+        if kind == "__vocabulary__":
+            vocabulary = Vocabulary()
+            vocabulary.itos = list(content)
+            vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}
+            return vocabulary
+        raise ValueError(f"model file holds an unknown value kind {kind!r}")
+
+    @staticmethod
+    def _key(key):
+        return tuple(key) if isinstance(key, list) else key
+
+    def estimator(self, content):
+        cls = _estimator_class(content["__estimator__"])
+        params = {k: self.decode(v) for k, v in content["params"].items()}
+        estimator = cls(**params)
+        for name, value in content["state"].items():
+            if not name.isidentifier() or name.startswith("__"):
+                raise ValueError(f"model file sets a forbidden attribute {name!r}")
+            setattr(estimator, name, self.decode(value))
+        return estimator
+
+
+def _new_file_mode(path):
+    """The mode of the file at ``path`` if it exists, else 0o666 less the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside ``path`` that replaces ``path`` only on success.
+
+    The temporary name keeps ``path``'s suffixes (so writers that compress
+    ``.gz``/``.xz`` by name still do); if the block raises, the temporary file
+    is removed and an existing file at ``path`` is left as it was.
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    suffix = name[name.index("."):] if "." in name else ""
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    os.close(handle)
+    try:
+        yield temporary
+        # mkstemp makes the file private; give it the mode a plain open() would
+        os.chmod(temporary, _new_file_mode(path))
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def save_model(estimator, path):
+    """Save a fitted estimator of this library in the safe model format.
+
+    Parameters
+    ----------
+    estimator : estimator of sklearn_structured
+        Its parameters and fitted state may hold numbers, strings, None,
+        numpy arrays (not of objects other than strings), lists, tuples,
+        dicts and other estimators of the library.
+    path : str or path-like
+        Destination. Written atomically: a failed save leaves any existing
+        file at ``path`` as it was.
+
+    See Also
+    --------
+    load_model : the inverse.
+    """
+    from .. import __version__
+
+    encoder = _Encoder()
+    document = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "model": encoder.estimator(estimator, "estimator"),
+    }
+    arrays = dict(encoder.arrays)
+    arrays[_DOCUMENT] = np.frombuffer(json.dumps(document).encode("utf-8"), dtype=np.uint8)
+    with atomic_path(path) as temporary, open(temporary, "wb") as file:
+        np.savez(file, **arrays)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def is_model_file(path):
+    """Whether ``path`` is a file in the safe model format (checked without loading it)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{_DOCUMENT}.npy" in archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def load_model(path):
+    """Load an estimator saved by :func:`save_model`, executing no code from the file.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a model file of this format or is damaged.
+    """
+    if not is_model_file(path):
+        raise ValueError(f"{path} is not a sklearn-structured model file")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (zipfile.BadZipFile, EOFError, OSError) as error:
+        raise ValueError(f"{path}: the model file is damaged ({error})") from None
+    except ValueError as error:
+        # numpy refuses object arrays when allow_pickle=False
+        raise ValueError(f"{path} is not a safe sklearn-structured model file ({error})") from None
+    try:
+        document = json.loads(arrays.pop(_DOCUMENT).tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: the model description is damaged ({error})") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a sklearn-structured model file")
+    if document.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path} is in model format version {document.get('format_version')}; "
+            f"this library reads version {FORMAT_VERSION}"
+        )
+    try:
+        return _Decoder(arrays).decode(document["model"])
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: the model description is damaged ({error!r})") from None

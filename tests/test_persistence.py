@@ -1,0 +1,121 @@
+"""The safe model format: round trips, atomic saves, and files that must not run code."""
+
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from sklearn_structured import DistroSVM, EasyFirstBeamParser, EasyFirstBeamTagger, LowRankTensorParser
+from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.utils import is_model_file, load_model, save_model
+
+
+@pytest.fixture(scope="module")
+def sample():
+    X, y = load_sample_treebank("train")
+    X_test, _ = load_sample_treebank("test")
+    return X[:80], y[:80], X_test
+
+
+def _fitted(name, sample):
+    X, y, _ = sample
+    if name == "lowrank":
+        return LowRankTensorParser(n_epochs=1, rank=5, n_features=2**16, random_state=0).fit(X, y)
+    if name == "easyfirst":
+        return EasyFirstBeamParser(n_epochs=1, beam_size=2, hash_bits=14).fit(X, y)
+    return EasyFirstBeamTagger(n_epochs=2, beam_size=1).fit(X, [[t["xpos"] for t in s] for s in X])
+
+
+@pytest.mark.parametrize("name", ["lowrank", "easyfirst", "tagger"])
+def test_round_trip_predicts_identically(name, sample, tmp_path):
+    model = _fitted(name, sample)
+    path = tmp_path / "model.npz"
+    save_model(model, path)
+    assert is_model_file(path)
+    loaded = load_model(path)
+    assert type(loaded) is type(model) and loaded.get_params() == model.get_params()
+    X_test = sample[2]
+    for a, b in zip(model.predict(X_test), loaded.predict(X_test)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_multiclass_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 5)), np.repeat(["a", "b", "c"], 20)
+    model = DistroSVM(n_rounds=1, n_epochs=2, random_state=0).fit(X, y)
+    save_model(model, tmp_path / "m")
+    np.testing.assert_array_equal(load_model(tmp_path / "m").predict(X), model.predict(X))
+
+
+class _RunsCode:
+    """Unpickling this object would create ``marker``: proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_pickled_arrays_are_refused_without_running_them(tmp_path):
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.npz"
+    document = json.dumps({"format": "sklearn-structured-model", "format_version": 1,
+                           "model": {"__array__": "a0"}}).encode()
+    np.savez(path, a0=np.array([_RunsCode(marker)], dtype=object),
+             **{"model.json": np.frombuffer(document, dtype=np.uint8)})
+    with pytest.raises(ValueError, match="not a safe"):
+        load_model(path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("model", [
+    {"__estimator__": "system", "params": {}, "state": {}},
+    {"__estimator__": "os.system", "params": {}, "state": {}},
+    {"__estimator__": "LowRankTensorParser", "params": {}, "state": {"__class__": "x"}},
+    {"__estimator__": "LowRankTensorParser", "params": {}, "state": {"a b": 1}},
+    {"__nothing__": 1},
+    {"__array__": "missing"},
+])
+def test_crafted_descriptions_are_refused(model, tmp_path):
+    path = tmp_path / "crafted.npz"
+    document = json.dumps({"format": "sklearn-structured-model", "format_version": 1, "model": model})
+    np.savez(path, **{"model.json": np.frombuffer(document.encode(), dtype=np.uint8)})
+    with pytest.raises(ValueError):
+        load_model(path)
+
+
+def test_non_model_files_are_refused(tmp_path):
+    text, pickled = tmp_path / "text", tmp_path / "pickled"
+    text.write_text("not a model")
+    pickled.write_bytes(pickle.dumps({"a": 1}))
+    for path in (text, pickled):
+        assert not is_model_file(path)
+        with pytest.raises(ValueError, match="not a sklearn-structured model file"):
+            load_model(path)
+
+
+def test_failed_save_leaves_the_existing_model_intact(sample, tmp_path, monkeypatch):
+    path = tmp_path / "model.npz"
+    save_model(_fitted("tagger", sample), path)
+    before = path.read_bytes()
+
+    def savez_then_fail(file, **arrays):
+        file.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", savez_then_fail)
+    with pytest.raises(OSError, match="No space"):
+        save_model(_fitted("tagger", sample), path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.npz"]  # no temporary file left behind
+
+
+def test_unsupported_state_fails_at_save_time(sample, tmp_path):
+    model = _fitted("tagger", sample)
+    model.extra_ = object()
+    with pytest.raises(TypeError, match="extra_"):
+        save_model(model, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
