@@ -150,7 +150,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             y = list(y)
             if not any(_is_integer_sequence(tags) for tags in y):
                 return check_tagging_data(X, y)
-        sentences = check_sentences(X)
+        sentences = check_sentences(X, require_any=True)
         tags = []
         for i, sentence in enumerate(sentences):
             row = [token_field(token, self.target) for token in sentence]

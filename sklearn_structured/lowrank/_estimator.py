@@ -39,6 +39,30 @@ _DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
 _PARAMETERS = ("theta", "U", "V", "W")
 
 
+def _check_word_vectors(word_vectors):
+    """``word_vectors`` as ``{word: float64 vector}``, all finite and of one dimension."""
+    vectors = {}
+    for word, vector in word_vectors.items():
+        if not isinstance(word, str):
+            raise ValueError(f"word_vectors keys must be word forms (str), got {word!r}")
+        try:
+            vector = np.asarray(vector, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"word_vectors[{word!r}] is not a vector of numbers") from None
+        if vector.ndim != 1 or vector.size == 0:
+            raise ValueError(f"word_vectors[{word!r}] must be a non-empty 1-D vector, "
+                             f"got shape {vector.shape}")
+        if vectors and vector.size != len(next(iter(vectors.values()))):
+            raise ValueError(f"word_vectors[{word!r}] has {vector.size} dimensions; "
+                             f"earlier vectors have {len(next(iter(vectors.values())))}")
+        if not np.all(np.isfinite(vector)):
+            raise ValueError(f"word_vectors[{word!r}] holds NaN or infinite values")
+        vectors[word] = vector
+    if not vectors:
+        raise ValueError("word_vectors is empty; pass None to train without word vectors")
+    return vectors
+
+
 class LowRankTensorParser(SentenceEstimator):
     """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
 
@@ -155,13 +179,12 @@ class LowRankTensorParser(SentenceEstimator):
         """Vocabularies and word-feature table, from the first training data."""
         self.vocabularies_ = build_vocabularies(sentences)
         if self.word_vectors is not None:
-            words = list(self.word_vectors)
-            self.vector_vocabulary_ = Vocabulary(words)
-            dim = len(np.asarray(self.word_vectors[words[0]], dtype=np.float64))
+            vectors = _check_word_vectors(self.word_vectors)
+            self.vector_vocabulary_ = Vocabulary(vectors)
+            dim = len(next(iter(vectors.values())))
             table = np.zeros((len(self.vector_vocabulary_) + FIELD_OFFSET, dim))
-            for word in words:
-                row = self.vector_vocabulary_.stoi[word] + FIELD_OFFSET
-                table[row] = np.asarray(self.word_vectors[word], dtype=np.float64)
+            for word, vector in vectors.items():
+                table[self.vector_vocabulary_.stoi[word] + FIELD_OFFSET] = vector
             self.word_vector_table_ = table
         else:
             self.vector_vocabulary_ = None
@@ -364,7 +387,7 @@ class LowRankTensorParser(SentenceEstimator):
         sum of the tree's arc scores. Uses projective k-best decoding
         (Eisner hypergraph) whatever ``decoder`` is.
         """
-        if not isinstance(k, Integral) or k < 1:
+        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         sentences, data = self._predict_data(X)
         n_sentences = len(sentences)

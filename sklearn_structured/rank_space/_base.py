@@ -3,11 +3,13 @@ the Adam training loop with early stopping on validation likelihood, threads."""
 
 import copy
 import time
+import warnings
 from contextlib import contextmanager
 
 import numba
 import numpy as np
 from joblib import effective_n_jobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -29,9 +31,9 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
-def sentence_forms(X, name="X"):
+def sentence_forms(X, name="X", require_any=False):
     """Word forms of every sentence; a token without a form is an error naming the sentence."""
-    sentences = check_sentences(X, name=name)
+    sentences = check_sentences(X, name=name, require_any=require_any)
     out = []
     for i, sentence in enumerate(sentences):
         forms = [token_field(token, "form") for token in sentence]
@@ -90,7 +92,7 @@ class RankSpaceModelMixin(SentenceEstimator):
         a second call continues from the fitted parameters, optimiser state
         and vocabulary for ``n_epochs`` more epochs.
         """
-        sentences = sentence_forms(X)
+        sentences = sentence_forms(X, require_any=True)
         rng = check_random_state(self.random_state)
         continuing = self.warm_start and getattr(self, "params_", None) is not None
         if continuing:
@@ -119,6 +121,9 @@ class RankSpaceModelMixin(SentenceEstimator):
             first_epoch = 0
         lengths = np.array([len(s) for s in encoded])
         best_score, best_params, stale = -np.inf, None, 0
+        # what to fall back to if a step makes the likelihood non-finite
+        last_finite = {k: v.copy() for k, v in params.items()}
+        last_finite_state = copy.deepcopy(optimizer.state)
         start = time.perf_counter()
         with numba_threads(self.n_jobs):
             for epoch in range(first_epoch, first_epoch + self.n_epochs):
@@ -128,9 +133,24 @@ class RankSpaceModelMixin(SentenceEstimator):
                     probs, cache = self._probabilities(params)
                     log_p, prob_grads = self._batch_gradients(probs, words)
                     total_log_p += float(log_p.sum())
+                    if not np.isfinite(total_log_p):
+                        break
                     # the loss is the mean negative log-likelihood of the batch's sentences
                     prob_grads = {k: -g / len(batch) for k, g in prob_grads.items()}
                     optimizer.step(params, self._backward(params, probs, cache, prob_grads))
+                if not np.isfinite(total_log_p):
+                    params, optimizer.state = last_finite, last_finite_state
+                    warnings.warn(
+                        f"{type(self).__name__}: training diverged in epoch {epoch + 1} (the "
+                        f"log-likelihood became {total_log_p}); stopped there and kept the "
+                        f"parameters of the last finite epoch. Try a smaller learning_rate "
+                        f"(now {self.learning_rate}).",
+                        ConvergenceWarning,
+                        stacklevel=2,
+                    )
+                    break
+                last_finite = {k: v.copy() for k, v in params.items()}
+                last_finite_state = copy.deepcopy(optimizer.state)
                 record = {
                     "epoch": epoch + 1,
                     "seconds": time.perf_counter() - start,

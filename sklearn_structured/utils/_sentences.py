@@ -50,11 +50,39 @@ def word_shape(word):
     return "".join(shape)
 
 
-def check_sentences(X, *, name="X"):
+def _check_token(token, where):
+    """One rule for every estimator: a str, or a mapping with a str ``form``.
+
+    The other CoNLL-U fields are optional; when present they are str (``_``
+    meaning absent) or None.
+    """
+    if isinstance(token, str):
+        return
+    if not isinstance(token, Mapping):
+        raise TypeError(
+            f"{where} is a {type(token).__name__}; tokens are str or mappings of CoNLL-U fields"
+        )
+    form = token.get("form")
+    if not isinstance(form, str):
+        raise ValueError(
+            f"{where} has form {form!r}; every token needs its word form as a str under 'form'"
+        )
+    for field in _FIELDS[1:]:
+        value = token.get(field)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(
+                f"{where}: {field!r} must be a str (CoNLL-U text such as "
+                f"'Number=Sing|Person=3' for feats) or None, got {type(value).__name__}"
+            )
+
+
+def check_sentences(X, *, name="X", require_any=False):
     """Validate a list of sentences and return it as a list.
 
-    Raises ``ValueError`` naming the first sentence with no tokens, and
-    ``TypeError`` for a 2-D array or a bare string passed as X.
+    Raises ``ValueError`` naming the first sentence with no tokens or the
+    first malformed token (see the token rule in the module docstring), or,
+    with ``require_any``, an empty X; ``TypeError`` for a 2-D array or a
+    bare string passed as X.
     """
     if isinstance(X, str) or (hasattr(X, "ndim") and getattr(X, "ndim", 1) != 1):
         raise TypeError(
@@ -62,6 +90,8 @@ def check_sentences(X, *, name="X"):
             f"got {type(X).__name__}"
         )
     sentences = list(X)
+    if require_any and not sentences:
+        raise ValueError(f"{name} holds no sentences; at least one is needed to fit")
     for i, sentence in enumerate(sentences):
         if isinstance(sentence, str):
             raise TypeError(
@@ -70,12 +100,8 @@ def check_sentences(X, *, name="X"):
             )
         if len(sentence) == 0:
             raise ValueError(f"{name}[{i}] is an empty sentence (zero tokens)")
-        for token in sentence:
-            if not isinstance(token, (str, Mapping)):
-                raise TypeError(
-                    f"{name}[{i}] holds a token of type {type(token).__name__}; "
-                    "tokens are str or mappings of CoNLL-U fields"
-                )
+        for j, token in enumerate(sentence):
+            _check_token(token, f"{name}[{i}][{j}]")
     return sentences
 
 
@@ -117,13 +143,30 @@ def find_heads_error(heads, *, single_root=True):
     return None
 
 
+def _as_heads(heads, where):
+    """``heads`` as a 1-D int64 array; whole floats (2.0) pass, 1.7 or a column does not."""
+    try:
+        array = np.asarray(heads)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: heads must be a 1-D array of integers ({exc})") from None
+    if array.ndim != 1:
+        raise ValueError(f"{where}: heads must be a 1-D array of integers, got shape {array.shape}")
+    if array.size == 0 or np.issubdtype(array.dtype, np.integer):
+        return array.astype(np.int64)
+    if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(np.mod(array, 1) == 0):
+        return array.astype(np.int64)
+    raise ValueError(
+        f"{where}: heads must be integers, got {array.dtype} values such as {array.ravel()[0]!r}"
+    )
+
+
 def check_dependency_data(X, y=None, *, single_root=True):
     """Validate sentences and (optionally) their gold heads.
 
     Returns ``(sentences, heads)`` with heads as a list of ``int64`` arrays
     (``None`` when ``y`` is None). Errors name the sentence at fault.
     """
-    sentences = check_sentences(X)
+    sentences = check_sentences(X, require_any=y is not None)
     if y is None:
         return sentences, None
     y = list(y)
@@ -133,16 +176,7 @@ def check_dependency_data(X, y=None, *, single_root=True):
         )
     heads = []
     for i, (sentence, h) in enumerate(zip(sentences, y)):
-        try:
-            h = np.asarray(h)
-            if h.ndim != 1 or (h.size and not np.issubdtype(h.dtype, np.integer)):
-                if h.size and np.all(np.mod(h, 1) == 0):
-                    h = h.astype(np.int64)
-                else:
-                    raise ValueError("heads must be a 1-D array of integers")
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"y[{i}]: {exc}") from None
-        h = h.astype(np.int64)
+        h = _as_heads(h, f"y[{i}]")
         if len(h) != len(sentence):
             raise ValueError(
                 f"y[{i}] has {len(h)} heads but X[{i}] has {len(sentence)} tokens"
@@ -159,19 +193,32 @@ def check_tagging_data(X, y=None):
 
     Returns ``(sentences, labels)`` with labels as lists of strings.
     """
-    sentences = check_sentences(X)
+    sentences = check_sentences(X, require_any=y is not None)
     if y is None:
         return sentences, None
     y = list(y)
     if len(y) != len(sentences):
         raise ValueError(f"X has {len(sentences)} sentences but y has {len(y)} label sequences")
     labels = []
+    kind = None  # str or int: the kind of the first label, which every label must share
     for i, (sentence, tags) in enumerate(zip(sentences, y)):
         if isinstance(tags, str):
             raise ValueError(f"y[{i}] is a str; expected one label per token")
         tags = list(tags)
         if len(tags) != len(sentence):
             raise ValueError(f"y[{i}] has {len(tags)} labels but X[{i}] has {len(sentence)} tokens")
+        for j, tag in enumerate(tags):
+            tag_kind = str if isinstance(tag, str) else (
+                int if isinstance(tag, (int, np.integer)) and not isinstance(tag, (bool, np.bool_))
+                else None)
+            if tag_kind is None:
+                raise ValueError(f"y[{i}][{j}] is a {type(tag).__name__}; labels are str or int")
+            kind = kind or tag_kind
+            if tag_kind is not kind:
+                raise ValueError(
+                    f"y[{i}][{j}] is a {tag_kind.__name__} but earlier labels are "
+                    f"{kind.__name__}s; use one kind of label"
+                )
         labels.append(tags)
     return sentences, labels
 
