@@ -100,3 +100,47 @@ def test_perplexity():
     assert perplexity([np.log(0.5) * 3, np.log(0.5)], [3, 1]) == pytest.approx(2.0)
     with pytest.raises(ValueError):
         perplexity([0.0], 0)
+
+
+# --- malformed input is refused, not scored (issue 15, class 10) ------------------
+
+@pytest.mark.parametrize("y_true, y_pred, message", [
+    (["NN"], [["N", "N"]], r"y_true\[0\] is a str"),
+    ([["NN", "VB"]], ["NV"], r"y_pred\[0\] is a str"),
+    ([["NN"]], [5], r"y_pred\[0\] is a int"),
+])
+def test_token_accuracy_refuses_strings_for_sequences(y_true, y_pred, message):
+    from sklearn_structured.metrics import token_accuracy
+
+    with pytest.raises(ValueError, match=message):
+        token_accuracy(y_true, y_pred)
+
+
+@pytest.mark.parametrize("gold, pred, lengths, message", [
+    ([[(0, 3), (2, 1)]], [[(0, 3)]], None, r"gold_spans\[0\]: span \(2, 1\)"),
+    ([[(0, 3)]], [[(1, 1)]], None, r"pred_spans\[0\]: span \(1, 1\)"),
+    ([[(0, 3)]], [[(-1, 2)]], None, "0 <= i < j"),
+    ([[(0, 3)]], [[(0, 4)]], [3], "<= 3"),
+    ([[(0, 3)]], [[(0.5, 2)]], None, "integers"),
+    ([[(0, 3)]], [[(0, 1, 2)]], None, "not a pair"),
+])
+def test_bracket_f1_refuses_malformed_spans(gold, pred, lengths, message):
+    from sklearn_structured.metrics import bracket_f1
+
+    with pytest.raises(ValueError, match=message):
+        bracket_f1(gold, pred, lengths=lengths)
+
+
+@pytest.mark.parametrize("pred, labels_pred, message", [
+    ([np.array([[2], [0]])], None, r"y_pred\[0\].*1-D"),
+    ([np.array([2.5, 0])], None, r"y_pred\[0\].*integers"),
+    ([np.array([2, 0])], ["nsubjroot"], r"labels_pred\[0\] is a str"),
+    ([np.array([2, 0])], [["nsubj"]], "1 predicted labels"),
+])
+def test_attachment_score_refuses_malformed_heads_and_labels(pred, labels_pred, message):
+    from sklearn_structured.metrics import attachment_score
+
+    labels_true = [["nsubj", "root"]] if labels_pred is not None else None
+    with pytest.raises(ValueError, match=message):
+        attachment_score([np.array([2, 0])], pred, punct="include",
+                         labels_true=labels_true, labels_pred=labels_pred)

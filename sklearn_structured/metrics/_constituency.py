@@ -1,9 +1,28 @@
 """Unlabelled bracket F1 as used in unsupervised constituency parsing."""
 
+import numpy as np
+
+
+def _checked_spans(spans, where, length=None):
+    """Spans as ``(i, j)`` int pairs with ``0 <= i < j`` (``<= length`` when known)."""
+    checked = []
+    for span in spans:
+        try:
+            i, j = span
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: {span!r} is not a pair (i, j)") from None
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (i, j)):
+            raise ValueError(f"{where}: span {span!r} must hold integers")
+        if not 0 <= i < j or (length is not None and j > length):
+            bound = "" if length is None else f" <= {length}"
+            raise ValueError(f"{where}: span {span!r} must satisfy 0 <= i < j{bound}")
+        checked.append((int(i), int(j)))
+    return checked
+
 
 def _scored_spans(spans, length):
     # Single words and the whole sentence are in every binary tree: not scored.
-    return [(int(i), int(j)) for i, j in spans if j - i > 1 and not (i == 0 and j == length)]
+    return [(i, j) for i, j in spans if j - i > 1 and not (i == 0 and j == length)]
 
 
 def bracket_f1(gold_spans, pred_spans, average="sentence", lengths=None):
@@ -30,7 +49,9 @@ def bracket_f1(gold_spans, pred_spans, average="sentence", lengths=None):
     f1_sum, n_sentences = 0.0, 0
     tp = fp = fn = 0
     for k, (gold, pred) in enumerate(zip(gold_spans, pred_spans)):
-        gold, pred = list(gold), list(pred)
+        known = None if lengths is None else lengths[k]
+        gold = _checked_spans(gold, f"gold_spans[{k}]", known)
+        pred = _checked_spans(pred, f"pred_spans[{k}]", known)
         if lengths is not None:
             n = lengths[k]
         else:

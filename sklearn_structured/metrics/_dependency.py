@@ -5,7 +5,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..utils import token_field
+from ..utils import as_heads_array, as_label_sequence, token_field
 
 
 class AttachmentScores(NamedTuple):
@@ -76,7 +76,7 @@ def attachment_score(
     with_labels = labels_true is not None and labels_pred is not None
     correct_heads = correct_labelled = total = complete = 0
     for i, (gold, pred) in enumerate(zip(y_true, y_pred)):
-        gold, pred = np.asarray(gold), np.asarray(pred)
+        gold, pred = as_heads_array(gold, f"y_true[{i}]"), as_heads_array(pred, f"y_pred[{i}]")
         if gold.shape != pred.shape:
             raise ValueError(f"sentence {i}: {len(gold)} gold heads but {len(pred)} predicted")
         if punct == "exclude":
@@ -90,9 +90,14 @@ def attachment_score(
         total += int(scored.sum())
         complete += bool(head_ok.sum() == scored.sum())
         if with_labels:
-            label_ok = np.array(
-                [a == b for a, b in zip(labels_true[i], labels_pred[i])], dtype=bool
-            )
+            gold_labels = as_label_sequence(labels_true[i], f"labels_true[{i}]")
+            pred_labels = as_label_sequence(labels_pred[i], f"labels_pred[{i}]")
+            if not len(gold_labels) == len(pred_labels) == len(gold):
+                raise ValueError(
+                    f"sentence {i}: {len(gold)} heads but {len(gold_labels)} gold and "
+                    f"{len(pred_labels)} predicted labels"
+                )
+            label_ok = np.array([a == b for a, b in zip(gold_labels, pred_labels)], dtype=bool)
             correct_labelled += int((head_ok & label_ok).sum())
     uas = correct_heads / total if total else 0.0
     if not return_all:

@@ -1,5 +1,7 @@
 """Token-level accuracy for sequence labelling."""
 
+from ..utils import as_label_sequence
+
 
 def token_accuracy(y_true, y_pred):
     """Fraction of tokens whose predicted label equals the gold label.
@@ -11,7 +13,8 @@ def token_accuracy(y_true, y_pred):
         raise ValueError(f"y_true has {len(y_true)} sequences but y_pred has {len(y_pred)}")
     correct = total = 0
     for i, (gold, pred) in enumerate(zip(y_true, y_pred)):
-        gold, pred = list(gold), list(pred)
+        gold = as_label_sequence(gold, f"y_true[{i}]")
+        pred = as_label_sequence(pred, f"y_pred[{i}]")
         if len(gold) != len(pred):
             raise ValueError(f"sequence {i}: {len(gold)} gold labels but {len(pred)} predicted")
         correct += sum(a == b for a, b in zip(gold, pred))

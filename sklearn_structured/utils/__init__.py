@@ -5,6 +5,8 @@ from ._compile_notice import announce_compilation
 from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._sentences import (
     Vocabulary,
+    as_heads_array,
+    as_label_sequence,
     check_dependency_data,
     check_sentences,
     check_tagging_data,
@@ -19,6 +21,8 @@ __all__ = [
     "SentenceEstimator",
     "Vocabulary",
     "announce_compilation",
+    "as_heads_array",
+    "as_label_sequence",
     "atomic_path",
     "check_dependency_data",
     "check_sentences",

@@ -143,7 +143,17 @@ def find_heads_error(heads, *, single_root=True):
     return None
 
 
-def _as_heads(heads, where):
+def as_label_sequence(labels, where):
+    """``labels`` as a list; a bare str (whose characters would pass for labels) is an error."""
+    if isinstance(labels, str):
+        raise ValueError(f"{where} is a str; expected a sequence of labels, one per token")
+    try:
+        return list(labels)
+    except TypeError:
+        raise ValueError(f"{where} is a {type(labels).__name__}; expected a sequence of labels") from None
+
+
+def as_heads_array(heads, where):
     """``heads`` as a 1-D int64 array; whole floats (2.0) pass, 1.7 or a column does not."""
     try:
         array = np.asarray(heads)
@@ -176,7 +186,7 @@ def check_dependency_data(X, y=None, *, single_root=True):
         )
     heads = []
     for i, (sentence, h) in enumerate(zip(sentences, y)):
-        h = _as_heads(h, f"y[{i}]")
+        h = as_heads_array(h, f"y[{i}]")
         if len(h) != len(sentence):
             raise ValueError(
                 f"y[{i}] has {len(h)} heads but X[{i}] has {len(sentence)} tokens"
@@ -202,9 +212,7 @@ def check_tagging_data(X, y=None):
     labels = []
     kind = None  # str or int: the kind of the first label, which every label must share
     for i, (sentence, tags) in enumerate(zip(sentences, y)):
-        if isinstance(tags, str):
-            raise ValueError(f"y[{i}] is a str; expected one label per token")
-        tags = list(tags)
+        tags = as_label_sequence(tags, f"y[{i}]")
         if len(tags) != len(sentence):
             raise ValueError(f"y[{i}] has {len(tags)} labels but X[{i}] has {len(sentence)} tokens")
         for j, tag in enumerate(tags):
