@@ -10,7 +10,7 @@ can be read, parsed and written back.
 """
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,17 +37,11 @@ class ConlluSentence:
     line : int or None
         1-based line number of the sentence's first line in its file (None for
         sentences built in memory); used in error messages.
-    line_endings : tuple of str or None
-        The terminator of every line of the sentence (comments, rows, then the
-        blank line), kept only when they are not all the document's
-        ``newline``, so that files with mixed line endings round-trip byte
-        for byte. None means "all the document's newline".
     """
 
     comments: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     line: int = field(default=None, compare=False)
-    line_endings: tuple = field(default=None, repr=False)
 
     @property
     def words(self):
@@ -201,25 +195,17 @@ class ConlluDocument:
                 raise ValueError(
                     f"{self._where(index)}: {len(words)} words but heads of shape {h.shape}"
                 )
-            if h.size and not (np.issubdtype(h.dtype, np.integer) or (
-                    h.dtype.kind == "f" and np.all(np.isfinite(h)) and np.all(np.mod(h, 1) == 0))):
-                raise ValueError(f"{self._where(index)}: heads must be integers, got {h.tolist()}")
-            h = h.astype(np.int64)
-            # a prediction may have several roots, but it must be a tree
-            problem = find_heads_error(h, single_root=False)
-            if problem is not None:
-                raise ValueError(f"{self._where(index)}: cannot write these heads: {problem}")
             for row, value in zip(words, h.tolist()):
-                row[_HEAD] = str(value)
+                row[_HEAD] = str(int(value))
             if deprels is not None:
                 labels = list(deprels[index])
                 if len(labels) != len(words):
                     raise ValueError(
                         f"{self._where(index)}: {len(words)} words but {len(labels)} labels"
                     )
-                for m, (row, label) in enumerate(zip(words, labels), start=1):
-                    row[_DEPREL] = _field_text(label, f"{self._where(index)}: DEPREL of word {m}")
-            sentences.append(replace(sentence, comments=list(sentence.comments), rows=rows))
+                for row, label in zip(words, labels):
+                    row[_DEPREL] = str(label)
+            sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
     def with_tags(self, tags, field="upos"):
@@ -242,127 +228,37 @@ class ConlluDocument:
             labels = list(labels)
             if len(labels) != len(words):
                 raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
-            for m, (row, label) in enumerate(zip(words, labels), start=1):
-                row[column] = _field_text(label, f"{self._where(index)}: {field} of word {m}")
-            sentences.append(replace(sentence, comments=list(sentence.comments), rows=rows))
+            for row, label in zip(words, labels):
+                row[column] = str(label)
+            sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
 
-def _field_text(value, where):
-    """A value to write into a CoNLL-U column: None is ``_``; it must read back unchanged."""
-    if value is None:
-        return "_"
-    if not isinstance(value, str):
-        raise ValueError(f"{where} is a {type(value).__name__} ({value!r}); write a str or None")
-    if not value or value != value.strip() or any(c in value for c in "\t\n\r"):
-        raise ValueError(
-            f"{where} is {value!r}: a CoNLL-U field must be non-empty, without tabs, line "
-            "breaks or surrounding whitespace"
-        )
-    return value
-
-
-def _line_ending(line):
-    if line.endswith("\r\n"):
-        return "\r\n"
-    return "\n" if line.endswith("\n") else ""
-
-
-class _IdChecker:
-    """The order rules of CoNLL-U IDs within one sentence, beyond their format.
-
-    Words run 1..n; a multiword range ``a-b`` (a < b) comes right before word
-    a and ends before the next range starts and within the sentence; empty
-    nodes ``i.1, i.2, ...`` follow word i (``0.k`` come before word 1).
-    """
-
-    def __init__(self, source):
-        self.source = source
-        self.reset()
-
-    def reset(self):
-        self.n_words = 0
-        self.range_end = 0  # last word covered by the latest multiword range
-        self.pending_range = None  # (start, line) of a range whose first word has not come
-        self.empty = (0, 0)  # latest empty node (i, j)
-
-    def fail(self, lineno, message):
-        raise ValueError(f"{self.source}:{lineno}: {message}")
-
-    def check(self, token_id, lineno):
-        if token_id.isdigit():
-            self.n_words += 1
-            if token_id != str(self.n_words):
-                self.fail(lineno, f"word ID {token_id!r} where {self.n_words} was expected "
-                                  "(word IDs must run 1, 2, ... in each sentence)")
-            self.pending_range = None
-            return
-        if not _RANGE_OR_EMPTY_ID.fullmatch(token_id):
-            self.fail(lineno, f"ID {token_id!r} is not a word ID (7), a multiword range (3-4) "
-                              "or an empty node (5.1)")
-        if "-" in token_id:
-            first, last = map(int, token_id.split("-"))
-            if first >= last:
-                self.fail(lineno, f"multiword range {token_id!r} must run from a lower to a "
-                                  "higher word ID")
-            if first != self.n_words + 1 or self.pending_range is not None:
-                self.fail(lineno, f"multiword range {token_id!r} must come right before word "
-                                  f"{first}; here the next word is {self.n_words + 1}")
-            if first <= self.range_end:
-                self.fail(lineno, f"multiword range {token_id!r} overlaps the previous range")
-            self.range_end, self.pending_range = last, (first, lineno)
-            return
-        whole, decimal = map(int, token_id.split("."))
-        if whole != self.n_words:
-            self.fail(lineno, f"empty node {token_id!r} must follow word {whole}; here the "
-                              f"previous word is {self.n_words}")
-        expected = self.empty[1] + 1 if self.empty[0] == whole else 1
-        if decimal != expected:
-            self.fail(lineno, f"empty node {token_id!r} where {whole}.{expected} was expected "
-                              "(empty nodes after a word are numbered .1, .2, ...)")
-        self.empty = (whole, decimal)
-
-    def finish(self, lineno):
-        if self.range_end > self.n_words:
-            self.fail(lineno, f"a multiword range reaches word {self.range_end} but the "
-                              f"sentence has {self.n_words} words")
-        self.reset()
-
-
 def _parse(lines, source):
-    """Turn an iterator of ``\\n``-terminated lines into a ConlluDocument.
-
-    Every line keeps its own terminator: the first one becomes the
-    document's ``newline`` and sentences whose lines differ record theirs.
-    """
+    """Turn an iterator of ``\\n``-terminated lines into a ConlluDocument."""
     sentences = []
-    comments, rows, endings = [], [], []
+    comments, rows = [], []
     start = None
-    ids = _IdChecker(source)
+    n_words = 0
     newline = None
     lineno = 0
-
-    def sentence():
-        own = tuple(e or newline for e in endings)
-        uniform = all(e == newline for e in own)
-        return ConlluSentence(comments, rows, start, None if uniform else own)
-
     for lineno, line in enumerate(lines, start=1):
-        ending = _line_ending(line)
-        line = line[: len(line) - len(ending)]
-        if newline is None and ending:
-            newline = ending
-        endings.append(ending)
+        if line.endswith("\n"):
+            line = line[:-1]
+            if newline is None:
+                newline = "\r\n" if line.endswith("\r") else "\n"
+            if newline == "\r\n" and line.endswith("\r"):
+                line = line[:-1]
         if not line:
-            if ids.n_words == 0:
+            if n_words == 0:
                 raise ValueError(
                     f"{source}:{lineno}: empty sentence (a blank line must end a "
                     "sentence that has at least one word line)"
                 )
-            ids.finish(lineno)
-            sentences.append(sentence())
-            comments, rows, endings = [], [], []
+            sentences.append(ConlluSentence(comments, rows, start))
+            comments, rows = [], []
             start = None
+            n_words = 0
             continue
         if start is None:
             start = lineno
@@ -379,16 +275,25 @@ def _parse(lines, source):
             raise ValueError(
                 f"{source}:{lineno}: {len(columns)} tab-separated columns, CoNLL-U needs 10"
             )
-        ids.check(columns[0], lineno)
+        token_id = columns[0]
+        if token_id.isdigit():
+            n_words += 1
+            if token_id != str(n_words):
+                raise ValueError(
+                    f"{source}:{lineno}: word ID {token_id!r} where {n_words} was expected "
+                    "(word IDs must run 1, 2, ... in each sentence)"
+                )
+        elif not _RANGE_OR_EMPTY_ID.fullmatch(token_id):
+            raise ValueError(
+                f"{source}:{lineno}: ID {token_id!r} is not a word ID (7), a multiword "
+                "range (3-4) or an empty node (5.1)"
+            )
         rows.append(columns)
     if rows or comments:
-        if ids.n_words == 0:
+        if n_words == 0:
             raise ValueError(f"{source}:{lineno}: empty sentence at the end of the file")
-        ids.finish(lineno)
         # a missing final blank line is tolerated; writing adds it back
-        endings.append("")
-        newline = newline or "\n"
-        sentences.append(sentence())
+        sentences.append(ConlluSentence(comments, rows, start))
     return ConlluDocument(sentences, source=source, newline=newline or "\n")
 
 
@@ -421,29 +326,11 @@ def read_conllu(path_or_file):
         return _parse(f, source)
 
 
-def _format_row(row, where):
-    try:
-        line = "\t".join(row)
-    except TypeError:
-        raise ValueError(f"{where}: every column must be a str, got {row!r}") from None
-    if (len(row) != 10 or line.count("\t") != 9 or "\n" in line or "\r" in line
-            or "\t\t" in line or line.startswith("\t") or line.endswith("\t")):
-        raise ValueError(
-            f"{where}: cannot write {row!r}: CoNLL-U needs 10 non-empty columns without tabs "
-            "or line breaks inside them"
-        )
-    return line
-
-
-def _format_sentence(sentence, newline, index):
+def _format_sentence(sentence, newline):
     lines = list(sentence.comments)
-    lines.extend(_format_row(row, f"sentence {index}, row {r + 1}")
-                 for r, row in enumerate(sentence.rows))
-    lines.append("")
-    endings = sentence.line_endings or (newline,) * len(lines)
-    if len(endings) != len(lines):
-        raise ValueError(f"sentence {index}: {len(endings)} line endings for {len(lines)} lines")
-    return "".join(line + ending for line, ending in zip(lines, endings))
+    lines.extend("\t".join(row) for row in sentence.rows)
+    lines.append(newline)
+    return newline.join(lines)
 
 
 def write_conllu(doc, path_or_file=None):
@@ -462,7 +349,7 @@ def write_conllu(doc, path_or_file=None):
         The CoNLL-U text when ``path_or_file`` is None.
     """
     newline = getattr(doc, "newline", "\n")
-    chunks = (_format_sentence(s, newline, i) for i, s in enumerate(doc))
+    chunks = (_format_sentence(s, newline) for s in doc)
     if path_or_file is None:
         return "".join(chunks)
     with open_text(path_or_file, "w") as f:

@@ -38,13 +38,6 @@ def _read_trees(lines, source):
     stack = []
     start = None
     for lineno, line in enumerate(lines, start=1):
-        if stack and line.startswith("("):
-            # continuation lines of a multi-line tree are indented; an open
-            # tree followed by one at column 0 would silently swallow it
-            raise ValueError(
-                f"{source}:{start}: tree starting here is missing {len(stack)} ')' "
-                f"(another tree starts at line {lineno})"
-            )
         for token in _TOKEN.findall(line):
             if token == "(":
                 if not stack:
@@ -54,11 +47,6 @@ def _read_trees(lines, source):
                 if not stack:
                     raise ValueError(f"{source}:{lineno}: ')' with no matching '('")
                 label, children = stack.pop()
-                if not children:
-                    raise ValueError(
-                        f"{source}:{lineno}: bracket ({label or ''}) has no word and no "
-                        "constituent inside"
-                    )
                 if label is not None and len(children) == 1 and isinstance(children[0], str):
                     node = (label, children[0])
                 elif any(isinstance(c, str) for c in children):
