@@ -57,7 +57,9 @@ def _read_trees(lines, source):
                     raise ValueError(f"{source}:{lineno}: ')' with no matching '('")
                 label, children = stack.pop()
                 if label is not None and not children:
-                    raise ValueError(f"{source}:{lineno}: constituent {label!r} has no word or child")
+                    raise ValueError(
+                        f"{source}:{lineno}: constituent {label!r} has no word or child"
+                    )
                 if not children:
                     raise ValueError(f"{source}:{lineno}: empty brackets '()'")
                 if label is not None and len(children) == 1 and isinstance(children[0], str):
