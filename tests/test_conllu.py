@@ -194,12 +194,19 @@ _comment = _field.map(lambda s: "#" + s)
 def _sentences(draw):
     n = draw(st.integers(1, 6))
     rows = []
+
+    def empty_nodes(after):
+        for k in range(1, draw(st.integers(0, 2)) + 1):
+            rows.append([f"{after}.{k}"] + draw(st.lists(_field, min_size=9, max_size=9)))
+
+    empty_nodes(0)
+    covered = 0  # last word of the latest multiword range
     for m in range(1, n + 1):
-        if m < n and draw(st.booleans()):
-            rows.append([f"{m}-{m + 1}"] + draw(st.lists(_field, min_size=9, max_size=9)))
+        if m > covered and m < n and draw(st.booleans()):
+            covered = draw(st.integers(m + 1, n))
+            rows.append([f"{m}-{covered}"] + draw(st.lists(_field, min_size=9, max_size=9)))
         rows.append([str(m)] + draw(st.lists(_field, min_size=9, max_size=9)))
-        if draw(st.booleans()):
-            rows.append([f"{m}.{draw(st.integers(1, 3))}"] + draw(st.lists(_field, min_size=9, max_size=9)))
+        empty_nodes(m)
     return ConlluSentence(draw(st.lists(_comment, max_size=3)), rows)
 
 
@@ -211,6 +218,25 @@ def test_round_trip_property(sentences, newline):
     again = read_conllu(io.BytesIO(text.encode("utf-8")))
     assert again == doc
     assert write_conllu(again) == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_sentences(), min_size=1, max_size=4), st.data())
+def test_round_trip_keeps_each_line_ending(sentences, data):
+    """Any mix of LF and CRLF comes back byte for byte, and no field keeps a CR."""
+    lines = []
+    for sentence in sentences:
+        lines.extend(sentence.comments)
+        lines.extend("\t".join(row) for row in sentence.rows)
+        lines.append("")
+    ending = st.sampled_from(["\n", "\r\n"])
+    endings = data.draw(st.lists(ending, min_size=len(lines), max_size=len(lines)))
+    text = "".join(line + ending for line, ending in zip(lines, endings))
+    doc = read_conllu(io.BytesIO(text.encode("utf-8")))
+    assert doc == ConlluDocument(sentences, newline=endings[0])
+    assert not any("\r" in value for s in doc for row in s.rows for value in row)
+    assert write_conllu(doc) == text
+    assert write_conllu(doc[1:]) == text[len(write_conllu(doc[:1])):]
 
 
 # --- every staged UD file, byte for byte ---

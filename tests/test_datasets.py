@@ -179,7 +179,7 @@ def test_bracketed_trees_unary_chain_and_multiline(tmp_path):
 @pytest.mark.parametrize(
     "lines, message",
     [
-        (["(S (NP (DT a))", "(NP b (DT c)))"], r"<lines>:2: constituent 'NP' mixes words"),
+        (["(S (NP (DT a))", " (NP b (DT c)))"], r"<lines>:2: constituent 'NP' mixes words"),
         (["(S (NP (DT a)))", ")"], r"<lines>:2: '\)' with no matching"),
         (["(S (NP (DT a))"], r"<lines>:1: tree starting here is missing 1"),
         (["word (S (DT a))"], r"<lines>:1: text 'word' outside"),

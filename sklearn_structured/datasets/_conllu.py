@@ -10,6 +10,7 @@ can be read, parsed and written back.
 """
 
 import re
+from functools import partial
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,87 @@ from ._base import gc_paused, open_text, source_name
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 _HEAD = COLUMNS.index("head")
 _DEPREL = COLUMNS.index("deprel")
-_RANGE_OR_EMPTY_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*|[0-9]+\.[1-9][0-9]*")
+_RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+_EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
+
+
+class _IdOrder:
+    """Checks the ID column of one sentence, row by row, as CoNLL-U orders it.
+
+    Words run 1..n; a multiword range ``a-b`` (a < b <= n) comes right before
+    word a and does not overlap the previous range; the empty nodes after word
+    i (0 for before the first word) are ``i.1``, ``i.2``, ... in order.
+    ``add`` and ``end`` return ``(row, message)`` for the first violation
+    (``row`` indexes the sentence's rows), or None.
+    """
+
+    def __init__(self):
+        self.n_rows = 0
+        self.n_words = 0
+        self.n_empty = 0  # empty nodes seen after word n_words
+        self.range_end = 0  # last word of the latest multiword range
+        self.range_row = None  # row of a range line whose first word has not come yet
+        self.last_range_row = None
+
+    def add(self, token_id):
+        row = self.n_rows
+        self.n_rows += 1
+        if token_id.isdigit():
+            self.n_words += 1
+            self.n_empty = 0
+            self.range_row = None
+            if token_id != str(self.n_words):
+                return row, (
+                    f"word ID {token_id!r} where {self.n_words} was expected "
+                    "(word IDs must run 1, 2, ... in each sentence)"
+                )
+            return None
+        if self.range_row is not None:
+            return row, (
+                f"ID {token_id!r} between a multiword range and its first word "
+                f"{self.n_words + 1} (the range line must come right before that word)"
+            )
+        match = _RANGE_ID.fullmatch(token_id)
+        if match:
+            first, last = int(match[1]), int(match[2])
+            if last <= first:
+                return row, f"multiword range {token_id!r} does not run forward (needs a < b)"
+            if first <= self.range_end:
+                return row, (
+                    f"multiword range {token_id!r} overlaps the previous range, which "
+                    f"ends at word {self.range_end}"
+                )
+            if first != self.n_words + 1:
+                return row, (
+                    f"multiword range {token_id!r} after word {self.n_words} (a range "
+                    "line must come right before the first word it covers)"
+                )
+            self.range_end = last
+            self.range_row = self.last_range_row = row
+            return None
+        if _EMPTY_ID.fullmatch(token_id):
+            expected = f"{self.n_words}.{self.n_empty + 1}"
+            if token_id != expected:
+                return row, (
+                    f"empty node {token_id!r} where {expected} was expected (the empty "
+                    "nodes after word i are numbered i.1, i.2, ... right after it)"
+                )
+            self.n_empty += 1
+            return None
+        return row, (
+            f"ID {token_id!r} is not a word ID (7), a multiword range (3-4) or an "
+            "empty node (5.1)"
+        )
+
+    def end(self):
+        if self.range_row is not None:
+            return self.range_row, "multiword range with no word after it"
+        if self.range_end > self.n_words:
+            return self.last_range_row, (
+                f"a multiword range runs to word {self.range_end} but the sentence "
+                f"has {self.n_words} words"
+            )
+        return None
 
 
 @dataclass
@@ -37,11 +118,16 @@ class ConlluSentence:
     line : int or None
         1-based line number of the sentence's first line in its file (None for
         sentences built in memory); used in error messages.
+    endings : list of str or None
+        The terminator of each of its lines (comments, rows, then the blank
+        line) when they are not all the document's ``newline``; None otherwise.
+        Kept so that files with mixed line endings are written back unchanged.
     """
 
     comments: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     line: int = field(default=None, compare=False)
+    endings: list = field(default=None, compare=False, repr=False)
 
     @property
     def words(self):
@@ -68,8 +154,9 @@ class ConlluDocument:
 
     Behaves as a sequence of :class:`ConlluSentence` (indexing with a slice
     gives a document). ``source`` names the file in error messages and
-    ``newline`` is the line terminator written back (``"\\n"``, or ``"\\r\\n"``
-    when the file used it).
+    ``newline`` is the line terminator written back (that of the file's first
+    line, ``"\\n"`` or ``"\\r\\n"``); lines that ended otherwise keep their
+    own ending (see :attr:`ConlluSentence.endings`).
     """
 
     def __init__(self, sentences=(), *, source=None, newline="\n"):
@@ -97,14 +184,11 @@ class ConlluDocument:
         return f"ConlluDocument({len(self)} sentences, source={self.source!r})"
 
     def _where(self, index, row=None):
-        sentence = self.sentences[index]
-        name = self.source or "<document>"
-        if sentence.line is None:
-            return f"{name}: sentence {index}" + ("" if row is None else f", row {row + 1}")
-        if row is not None:
-            return f"{name}:{sentence.row_line(row)}"
-        last = sentence.row_line(len(sentence.rows) - 1)
-        return f"{name}:{sentence.line}-{last} (sentence {index})"
+        return _where(self.source, index, self.sentences[index], row)
+
+    @staticmethod
+    def _replaced(sentence, rows):
+        return ConlluSentence(list(sentence.comments), rows, sentence.line, sentence.endings)
 
     def to_sentences(self):
         """X: one list per sentence of token dicts (form, lemma, upos, xpos, feats).
@@ -173,9 +257,19 @@ class ConlluDocument:
         Parameters
         ----------
         heads : list of array-like of int
-            One array per sentence, as many heads as the sentence has words.
+            One array per sentence, as many heads as the sentence has words:
+            whole numbers in 0..n forming a tree (several roots allowed).
         deprels : list of list of str, default=None
-            New relation labels; None keeps the existing DEPREL column.
+            New relation labels; None keeps the existing DEPREL column. A None
+            label is a missing one and is written ``_``.
+
+        Raises
+        ------
+        ValueError
+            Naming the sentence (and word), for heads that are not whole
+            numbers, out of range or cyclic, and labels that are not str or
+            None, are empty or hold a TAB or line break: what would not read
+            back as given.
         """
         heads = list(heads)
         if len(heads) != len(self.sentences):
@@ -195,23 +289,34 @@ class ConlluDocument:
                 raise ValueError(
                     f"{self._where(index)}: {len(words)} words but heads of shape {h.shape}"
                 )
+            if h.dtype.kind not in "iuf" or (h.dtype.kind == "f" and not np.all(h == np.round(h))):
+                raise ValueError(
+                    f"{self._where(index)}: heads {h.tolist()} are not all whole numbers"
+                )
+            h = h.astype(np.int64)
+            problem = find_heads_error(h, single_root=False)
+            if problem is not None:
+                raise ValueError(f"{self._where(index)}: {problem}")
             for row, value in zip(words, h.tolist()):
-                row[_HEAD] = str(int(value))
+                row[_HEAD] = str(value)
             if deprels is not None:
                 labels = list(deprels[index])
                 if len(labels) != len(words):
                     raise ValueError(
                         f"{self._where(index)}: {len(words)} words but {len(labels)} labels"
                     )
-                for row, label in zip(words, labels):
-                    row[_DEPREL] = str(label)
-            sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
+                for m, (row, label) in enumerate(zip(words, labels), start=1):
+                    row[_DEPREL] = _text_field(label, f"{self._where(index)}: label of word {m}")
+            sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
     def with_tags(self, tags, field="upos"):
         """A copy with the ``field`` column (``"upos"`` or ``"xpos"``) of every word replaced.
 
         Everything else is unchanged; this is how predicted tags are written out.
+        A None tag is a missing one and is written ``_``; a tag that is not a
+        str or None, is empty or holds a TAB or line break raises a
+        ValueError naming the sentence and word.
         """
         if field not in ("upos", "xpos"):
             raise ValueError(f"field must be 'upos' or 'xpos', got {field!r}")
@@ -228,40 +333,82 @@ class ConlluDocument:
             labels = list(labels)
             if len(labels) != len(words):
                 raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
-            for row, label in zip(words, labels):
-                row[column] = str(label)
-            sentences.append(ConlluSentence(list(sentence.comments), rows, sentence.line))
+            for m, (row, label) in enumerate(zip(words, labels), start=1):
+                row[column] = _text_field(label, f"{self._where(index)}: tag of word {m}")
+            sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
+
+
+def _where(source, index, sentence, row=None):
+    """Where sentence ``index`` (and its ``row``) is: file lines, or its position."""
+    name = source or "<document>"
+    if sentence.line is None:
+        return f"{name}: sentence {index}" + ("" if row is None else f", row {row + 1}")
+    if row is not None:
+        return f"{name}:{sentence.row_line(row)}"
+    last = sentence.row_line(len(sentence.rows) - 1)
+    return f"{name}:{sentence.line}-{last} (sentence {index})"
+
+
+def _text_field(value, what):
+    """A new column value as written: None becomes ``_``; other non-strings and
+    strings that would break the line (TAB, line breaks) are refused."""
+    if value is None:
+        return "_"
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {value!r}, not a str (None writes '_')")
+    if not value or any(c in value for c in "\t\n\r"):
+        raise ValueError(f"{what} {value!r} is empty or holds a TAB or line break")
+    return value
 
 
 def _parse(lines, source):
     """Turn an iterator of ``\\n``-terminated lines into a ConlluDocument."""
     sentences = []
-    comments, rows = [], []
+    comments, rows, endings = [], [], []
     start = None
-    n_words = 0
+    ids = _IdOrder()
     newline = None
     lineno = 0
+
+    def close(blank_ending):
+        endings.append(blank_ending)
+        problem = ids.end()
+        if problem is not None:
+            row, message = problem
+            raise ValueError(f"{source}:{start + len(comments) + row}: {message}")
+        mixed = any(e != newline for e in endings)
+        sentences.append(ConlluSentence(comments, rows, start, endings if mixed else None))
+
     for lineno, line in enumerate(lines, start=1):
-        if line.endswith("\n"):
-            line = line[:-1]
-            if newline is None:
-                newline = "\r\n" if line.endswith("\r") else "\n"
-            if newline == "\r\n" and line.endswith("\r"):
-                line = line[:-1]
+        # each line keeps its own terminator; a missing one (last line) is ""
+        if line.endswith("\r\n"):
+            ending, line = "\r\n", line[:-2]
+        elif line.endswith("\n"):
+            ending, line = "\n", line[:-1]
+        else:
+            ending = ""
+        if newline is None:
+            newline = ending or "\n"
+        if "\r" in line:
+            raise ValueError(
+                f"{source}:{lineno}: carriage return inside a line (only CRLF line "
+                "endings are allowed)"
+            )
         if not line:
-            if n_words == 0:
+            if ids.n_words == 0:
                 raise ValueError(
                     f"{source}:{lineno}: empty sentence (a blank line must end a "
                     "sentence that has at least one word line)"
                 )
-            sentences.append(ConlluSentence(comments, rows, start))
-            comments, rows = [], []
+            close(ending)
+            comments, rows, endings = [], [], []
             start = None
-            n_words = 0
+            ids = _IdOrder()
             continue
         if start is None:
             start = lineno
+        endings.append(ending)
         if line[0] == "#":
             if rows:
                 raise ValueError(
@@ -275,25 +422,15 @@ def _parse(lines, source):
             raise ValueError(
                 f"{source}:{lineno}: {len(columns)} tab-separated columns, CoNLL-U needs 10"
             )
-        token_id = columns[0]
-        if token_id.isdigit():
-            n_words += 1
-            if token_id != str(n_words):
-                raise ValueError(
-                    f"{source}:{lineno}: word ID {token_id!r} where {n_words} was expected "
-                    "(word IDs must run 1, 2, ... in each sentence)"
-                )
-        elif not _RANGE_OR_EMPTY_ID.fullmatch(token_id):
-            raise ValueError(
-                f"{source}:{lineno}: ID {token_id!r} is not a word ID (7), a multiword "
-                "range (3-4) or an empty node (5.1)"
-            )
+        problem = ids.add(columns[0])
+        if problem is not None:
+            raise ValueError(f"{source}:{lineno}: {problem[1]}")
         rows.append(columns)
     if rows or comments:
-        if n_words == 0:
+        if ids.n_words == 0:
             raise ValueError(f"{source}:{lineno}: empty sentence at the end of the file")
         # a missing final blank line is tolerated; writing adds it back
-        sentences.append(ConlluSentence(comments, rows, start))
+        close("")
     return ConlluDocument(sentences, source=source, newline=newline or "\n")
 
 
@@ -311,14 +448,18 @@ def read_conllu(path_or_file):
     doc : ConlluDocument
         Comments, all ten columns (as strings), multiword-token lines and empty
         nodes, in file order. ``write_conllu(doc, ...)`` reproduces a
-        well-formed input byte for byte.
+        well-formed input byte for byte, each line with its own ending (LF or
+        CRLF, mixed or not); no field ever holds a ``\\r``.
 
     Raises
     ------
     ValueError
         Naming the file and line, for a line without ten tab-separated columns,
-        a malformed ID or word IDs not numbered 1..n, a comment inside a
-        sentence, or a sentence without word lines. Heads are not checked here
+        a carriage return other than in a CRLF ending, a malformed ID, word IDs
+        not numbered 1..n, a multiword range that is reversed, overlaps the
+        previous one, runs past the last word or is not right before its first
+        word, empty nodes not numbered ``i.1, i.2, ...`` right after word i, a
+        comment inside a sentence, or a sentence without word lines. Heads are not checked here
         (they may be ``_`` in unparsed input); see :meth:`ConlluDocument.heads`.
     """
     source = source_name(path_or_file)
@@ -326,11 +467,36 @@ def read_conllu(path_or_file):
         return _parse(f, source)
 
 
-def _format_sentence(sentence, newline):
-    lines = list(sentence.comments)
-    lines.extend("\t".join(row) for row in sentence.rows)
-    lines.append(newline)
-    return newline.join(lines)
+def _format_sentence(sentence, newline, where):
+    """The sentence's text, or a ValueError (located by ``where(row)``) for
+    anything that would not read back as it is."""
+    lines = []
+    for comment in sentence.comments:
+        if not isinstance(comment, str) or comment[:1] != "#" or "\n" in comment or "\r" in comment:
+            raise ValueError(f"{where()}: comment {comment!r} is not one line starting with '#'")
+        lines.append(comment)
+    ids = _IdOrder()
+    for row_index, row in enumerate(sentence.rows):
+        try:
+            line = "\t".join(row)
+        except TypeError:
+            raise ValueError(f"{where(row_index)}: row {row!r} holds a value that is not a str")
+        if len(row) != 10 or line.count("\t") != 9 or "\n" in line or "\r" in line:
+            raise ValueError(
+                f"{where(row_index)}: row {row!r} is not ten fields free of TABs and line breaks"
+            )
+        problem = ids.add(row[0])
+        if problem is not None:
+            raise ValueError(f"{where(row_index)}: {problem[1]}")
+        lines.append(line)
+    problem = ids.end() if ids.n_words else (None, "empty sentence (no word lines)")
+    if problem is not None:
+        raise ValueError(f"{where(problem[0])}: {problem[1]}")
+    lines.append("")
+    endings = sentence.endings
+    if endings is None or len(endings) != len(lines):
+        return newline.join(lines) + newline
+    return "".join(line + (ending or newline) for line, ending in zip(lines, endings))
 
 
 def write_conllu(doc, path_or_file=None):
@@ -347,9 +513,22 @@ def write_conllu(doc, path_or_file=None):
     -------
     text : str or None
         The CoNLL-U text when ``path_or_file`` is None.
+
+    Raises
+    ------
+    ValueError
+        Naming the sentence and row, for anything that would not read back as
+        written: a field that is not a str or holds a TAB or line break, a row
+        without ten fields, IDs out of order (see :func:`read_conllu`), a
+        comment that is not one line starting with ``#``, or a sentence
+        without words. A file may then be left partly written.
     """
     newline = getattr(doc, "newline", "\n")
-    chunks = (_format_sentence(s, newline) for s in doc)
+    source = getattr(doc, "source", None)
+    chunks = (
+        _format_sentence(s, newline, partial(_where, source, index, s))
+        for index, s in enumerate(doc)
+    )
     if path_or_file is None:
         return "".join(chunks)
     with open_text(path_or_file, "w") as f:

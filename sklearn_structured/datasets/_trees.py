@@ -34,10 +34,19 @@ def _strip_function_tags(label):
 def _read_trees(lines, source):
     """Yield ``(line_number, tree)`` for each tree; a tree is ``(tag, word)`` for
     a leaf and ``(label, [children])`` for a constituent (label None when the
-    bracket has none, like the PTB's outer one). Trees may span lines."""
+    bracket has none, like the PTB's outer one). Trees may span lines, but a
+    line that starts with ``(`` in its first column starts a new tree (the
+    layout of one-tree-per-line files and of ``.mrg`` files, whose
+    continuation lines are indented), so an unclosed tree is reported instead
+    of swallowing the next one."""
     stack = []
     start = None
     for lineno, line in enumerate(lines, start=1):
+        if stack and line.startswith("("):
+            raise ValueError(
+                f"{source}:{start}: tree starting here is missing {len(stack)} ')' "
+                f"(line {lineno} starts a new tree)"
+            )
         for token in _TOKEN.findall(line):
             if token == "(":
                 if not stack:
@@ -47,6 +56,12 @@ def _read_trees(lines, source):
                 if not stack:
                     raise ValueError(f"{source}:{lineno}: ')' with no matching '('")
                 label, children = stack.pop()
+                if label is not None and not children:
+                    raise ValueError(
+                        f"{source}:{lineno}: constituent {label!r} has no word or child"
+                    )
+                if not children:
+                    raise ValueError(f"{source}:{lineno}: empty brackets '()'")
                 if label is not None and len(children) == 1 and isinstance(children[0], str):
                     node = (label, children[0])
                 elif any(isinstance(c, str) for c in children):
@@ -128,8 +143,11 @@ def read_bracketed_trees(
     Raises
     ------
     ValueError
-        Naming the file and line, for unbalanced brackets, text outside a
-        bracket, or a tree with no words left after the removals.
+        Naming the file and line, for unbalanced brackets (a tree still open
+        when a line starts with ``(`` in its first column, or a ``)`` too
+        many), text outside a bracket, a bracket with a label and nothing
+        else (``(NN)``) or nothing at all, or a tree with no words left after
+        the removals.
     """
     if remove_punctuation is True:
         dropped_tags = set(PTB_PUNCTUATION_TAGS)
