@@ -46,6 +46,12 @@ def _root_penalty(scores):
     return (n + 1) * (high - low) + 1.0
 
 
+# Above this root penalty, lowering the root arcs by it could round away the
+# differences between them (its ulp exceeds 2^-22), so root children are
+# enumerated instead: exact, but O(n^3).
+EXACT_ROOT_PENALTY_LIMIT = 2.0**30
+
+
 @njit(cache=True, nogil=True)
 def chu_liu_edmonds_argmax(scores, single_root):
     """Best spanning tree rooted at 0 (non-projective), O(n^2).
@@ -53,19 +59,88 @@ def chu_liu_edmonds_argmax(scores, single_root):
     With ``single_root`` the root gets exactly one child: every root arc is
     lowered by a constant larger than any difference between two trees'
     scores, so the best tree has as few root children as possible (one) and,
-    among those, the highest score. Scores may be ``-inf`` to forbid an arc as long as some tree
-    avoids all forbidden arcs.
+    among those, the highest score. When the scores span so wide a range
+    that this constant would round the root arcs, each root child is tried
+    in turn instead. Scores may be ``-inf`` to forbid an arc as long as some
+    tree avoids all forbidden arcs.
     """
     n = scores.shape[0] - 1
-    heads = np.zeros(n, dtype=np.int64)
     if n <= 1:
-        return heads
-    size = n + 1
+        return np.zeros(n, dtype=np.int64)
     weight = scores.copy()
     if single_root:
         penalty = _root_penalty(scores)
-        for m in range(1, size):
+        if penalty > EXACT_ROOT_PENALTY_LIMIT:
+            return _single_root_by_enumeration(scores)
+        for m in range(1, n + 1):
             weight[0, m] -= penalty
+    return _max_arborescence(weight)
+
+
+@njit(cache=True, nogil=True)
+def _single_root_by_enumeration(scores):
+    """Best tree with one root child, trying every child: n unconstrained decodes."""
+    n = scores.shape[0] - 1
+    best_heads = np.zeros(n, dtype=np.int64)
+    found = False
+    for r in range(1, n + 1):
+        if not np.isfinite(scores[0, r]):
+            continue
+        weight = scores.copy()
+        for m in range(1, n + 1):
+            if m != r:
+                weight[0, m] = -np.inf
+        heads = _max_arborescence(weight)
+        # the two trees' score difference, summed exactly: in floating point
+        # the small root arcs would vanish next to huge word-to-word arcs
+        terms = np.empty(2 * n)
+        finite = True
+        for m in range(1, n + 1):
+            terms[m - 1] = scores[heads[m - 1], m]
+            terms[n + m - 1] = -scores[best_heads[m - 1], m]
+            finite = finite and np.isfinite(terms[m - 1])
+        if finite and (not found or _exact_sum_sign(terms) > 0):
+            best_heads = heads
+            found = True
+    return best_heads
+
+
+@njit(cache=True, nogil=True)
+def _exact_sum_sign(terms):
+    """Sign (-1, 0, 1) of the exact sum of finite floats.
+
+    Shewchuk's expansion arithmetic: ``parts`` holds non-overlapping floats,
+    increasing in magnitude, whose exact sum is the sum of the terms so far
+    (each addition split into its rounded sum and rounding error, which is
+    exact); the largest part then carries the sign.
+    """
+    parts = np.zeros(terms.shape[0] + 1)
+    n_parts = 0
+    for term in terms:
+        carry = term
+        kept = 0
+        for i in range(n_parts):
+            total = carry + parts[i]
+            virtual = total - carry
+            error = (carry - (total - virtual)) + (parts[i] - virtual)
+            if error != 0.0:
+                parts[kept] = error
+                kept += 1
+            carry = total
+        parts[kept] = carry
+        n_parts = kept + 1
+    for i in range(n_parts - 1, -1, -1):
+        if parts[i] != 0.0:
+            return 1 if parts[i] > 0.0 else -1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _max_arborescence(weight):
+    """Chu-Liu-Edmonds on ``weight`` (overwritten): best tree rooted at 0, any root children."""
+    n = weight.shape[0] - 1
+    heads = np.zeros(n, dtype=np.int64)
+    size = n + 1
     for v in range(size):
         weight[v, v] = -np.inf
         weight[v, 0] = -np.inf
