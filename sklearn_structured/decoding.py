@@ -28,7 +28,9 @@ array([2, 0, 2])
 array([2, 0, 2])
 """
 
+import math
 import numbers
+import os
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -92,6 +94,30 @@ def eisner(scores):
     return eisner_argmax(_check_scores(scores))
 
 
+# Peak memory of the lazy k-best search, measured at n=30 (about 400 bytes per
+# tree and word: the candidate heaps of every chart item on the way down),
+# with a margin; used to refuse a request up front rather than fail midway.
+_KBEST_BYTES_PER_TREE_WORD = 512
+
+
+def _available_memory():
+    """Bytes of physical memory free now (a large number where the OS does not say)."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**62
+
+
+def _projective_tree_count(n):
+    """Number of projective trees over n words with one root child, capped at 2**62.
+
+    C(3n - 2, n - 1) / n: 1, 2, 7, 30, 143, ... (OEIS A006013 shifted by one).
+    """
+    if n <= 1:
+        return 1
+    return min(2**62, math.comb(3 * n - 2, n - 1) // n)
+
+
 def eisner_kbest(scores, k):
     """The ``k`` highest-scoring projective trees, best first.
 
@@ -121,8 +147,18 @@ def eisner_kbest(scores, k):
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    # no sentence the kernel can handle has 2**62 projective trees' worth of memory
-    heads, tree_scores = eisner_kbest_kernel(_check_scores(scores), min(int(k), 2**62))
+    scores = _check_scores(scores)
+    n = scores.shape[0] - 1
+    k = min(int(k), _projective_tree_count(n))
+    needed = _KBEST_BYTES_PER_TREE_WORD * k * max(n, 1)
+    available = _available_memory()
+    if needed > available // 2:
+        raise ValueError(
+            f"the {k} best trees of a {n}-word sentence would need about {needed / 2**30:.1f} GiB "
+            f"(about {_KBEST_BYTES_PER_TREE_WORD} bytes per tree and word) and "
+            f"{available / 2**30:.1f} GiB of memory is free; ask for fewer trees"
+        )
+    heads, tree_scores = eisner_kbest_kernel(scores, k)
     return [(heads[i].copy(), float(tree_scores[i])) for i in range(len(tree_scores))]
 
 
@@ -148,8 +184,23 @@ def eisner_marginals(scores):
     >>> marginals[0, 1:], float(np.exp(log_z))
     (array([0.5, 0.5]), 2.0)
     """
-    marginals, log_z = eisner_inside_outside(_check_scores(scores))
-    return marginals, float(log_z)
+    scores = _check_scores(scores)
+    # Every tree has exactly one arc into each word, so lowering a word's
+    # column by a constant leaves the distribution unchanged and moves log_z
+    # by that constant. Centring each column on its best arc keeps the
+    # inside/outside sums near the scores' differences rather than their size,
+    # where float rounding of huge scores (1e12 and more) would bias exp().
+    arcs = scores[:, 1:].copy()
+    arcs[np.arange(1, arcs.shape[0]), np.arange(arcs.shape[1])] = -np.inf
+    shift = np.max(arcs, axis=0)
+    shift[~np.isfinite(shift)] = 0.0
+    centred = scores.copy()
+    centred[:, 1:] -= shift
+    marginals, log_z = eisner_inside_outside(centred)
+    # what rounding is left shows as columns summing to 1 +- a few ulps
+    totals = marginals[:, 1:].sum(axis=0)
+    marginals[:, 1:] /= np.where(totals > 0, totals, 1.0)
+    return marginals, float(log_z + shift.sum())
 
 
 def chu_liu_edmonds(scores, single_root=True):

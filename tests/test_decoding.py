@@ -159,3 +159,61 @@ def test_non_projective_decoders_dominate(scores):
     np.testing.assert_allclose(marginals[:, 1:].sum(axis=0), 1.0, atol=1e-9)
     assert eisner_kbest(scores, 1)[0][1] == pytest.approx(projective, abs=1e-9)
 
+
+
+# --- huge and wide-ranging scores (issue 15, class 9) -----------------------------
+
+def _exact_tree_differences(scores, trees, reference):
+    """Each tree's score minus ``reference``'s, summed exactly arc by arc."""
+    from fractions import Fraction
+
+    n = len(reference)
+    return [float(sum(Fraction(scores[h, m]) - Fraction(scores[reference[m - 1], m])
+                      for m, h in zip(range(1, n + 1), heads))) for heads in trees]
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e12, 1e15, 1e300])
+def test_eisner_marginals_stay_normalised_for_huge_scores(scale):
+    rng = np.random.default_rng(int(np.log10(scale)))
+    for n in (2, 3, 5):
+        # huge scores with near ties, so that the marginals are not all 0 or 1
+        scores = scale * rng.integers(-2, 3, size=(n + 1, n + 1)) + rng.normal(size=(n + 1, n + 1))
+        marginals, log_z = eisner_marginals(scores)
+        np.testing.assert_allclose(marginals[:, 1:].sum(axis=0), 1.0, atol=1e-12)
+        assert np.all((marginals >= 0) & (marginals <= 1)) and np.isfinite(log_z)
+        # the scores themselves are known only to their float resolution, and
+        # the chart adds up to n of them: that bounds any log-odds error
+        tolerance = 1e-9 + 4 * n * scale * 2.0**-52
+        if tolerance > 1e-2:
+            continue
+        trees = list(all_trees(n, projective=True, single_root=True))
+        differences = np.array(_exact_tree_differences(scores, trees, trees[0]))
+        weights = np.exp(differences - differences.max())
+        expected = np.zeros_like(marginals)
+        for heads, weight in zip(trees, weights / weights.sum()):
+            expected[heads, np.arange(1, n + 1)] += weight
+        np.testing.assert_allclose(marginals, expected, atol=tolerance)
+
+
+def test_single_root_choice_is_exact_when_scores_span_2_to_52():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(2, 6))
+        scores = rng.normal(size=(n + 1, n + 1))
+        scores[0, 1:] = rng.integers(-3, 4, size=n)
+        scores[1:, 1:] += 2.0**52  # arcs between words dwarf the root arcs
+        trees = list(all_trees(n, single_root=True))
+        heads = chu_liu_edmonds(scores, single_root=True)
+        assert max(_exact_tree_differences(scores, trees, list(heads))) <= 0.0
+
+
+def test_eisner_kbest_refuses_what_memory_cannot_hold(monkeypatch):
+    import sklearn_structured.decoding as decoding
+
+    scores = np.random.default_rng(0).normal(size=(31, 31))
+    monkeypatch.setattr(decoding, "_available_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match=r"would need about 1\.4 GiB .* ask for fewer"):
+        eisner_kbest(scores, 100_000)
+    # a short sentence has few trees: a huge k costs nothing
+    assert len(eisner_kbest(scores[:4, :4], 10**12)) == 7
+    assert len(eisner_kbest(scores, 50)) == 50
