@@ -17,7 +17,7 @@ benchmark can be resumed with ``--reuse``, and runs made in parallel
 Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
 ``nt1`` (gamma 1: no tensor, "NT-1st"), and both without POS tags.
 
-    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/work/shared/data \\
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python benchmarks/bench_lowrank.py --treebanks en_ewt pt_bosque
 """
 

@@ -32,7 +32,7 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     leaf normaliser sum_x M_d(phi(x)), which is the identity in the
     population of the model.
 
-    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/work/shared/data \\
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python benchmarks/bench_spectral.py --parts consistency speed rerank diagnose
 """
 

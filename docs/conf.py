@@ -36,6 +36,8 @@ intersphinx_mapping = {}
 html_theme = "pydata_sphinx_theme"
 html_title = "sklearn-structured"
 html_theme_options = {"navigation_with_keys": False}
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
