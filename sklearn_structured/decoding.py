@@ -33,7 +33,6 @@ import numbers
 import os
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
 
 from .kernels import (
     chu_liu_edmonds_argmax,
@@ -43,6 +42,7 @@ from .kernels import (
     eisner_inside_outside,
     eisner_kbest_kernel,
 )
+from .utils import run_in_threads, thread_count
 
 __all__ = ["chu_liu_edmonds", "decode_batch", "eisner", "eisner_kbest", "eisner_marginals"]
 
@@ -280,16 +280,11 @@ def decode_batch(score_matrices, algorithm="eisner", single_root=True, n_jobs=No
             return eisner_argmax_batch(flat_scores, offsets, lengths[lo:hi])
         return chu_liu_edmonds_argmax_batch(flat_scores, offsets, lengths[lo:hi], bool(single_root))
 
-    n_chunks = min(effective_n_jobs(n_jobs), len(matrices))
+    n_chunks = min(thread_count(n_jobs), len(matrices))
     # chunks of about equal work (cubic in length for Eisner, quadratic for CLE)
     work = np.cumsum((lengths + 1.0) ** (3 if algorithm == "eisner" else 2))
     bounds = np.searchsorted(work, work[-1] * np.arange(1, n_chunks) / n_chunks)
     bounds = np.unique(np.concatenate([[0], bounds, [len(matrices)]]))
-    if len(bounds) == 2:
-        parts = [decode(0, len(matrices))]
-    else:
-        parts = Parallel(n_jobs=len(bounds) - 1, prefer="threads")(
-            delayed(decode)(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])
-        )
+    parts = run_in_threads(decode, zip(bounds[:-1], bounds[1:]), len(bounds) - 1)
     flat_heads = np.concatenate(parts)
     return [flat_heads[head_offsets[i]:head_offsets[i + 1]].copy() for i in range(len(matrices))]

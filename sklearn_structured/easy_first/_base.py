@@ -11,11 +11,10 @@ import time
 from numbers import Integral
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import SentenceEstimator
+from ..utils import SentenceEstimator, run_in_threads, thread_count
 from ..utils._compat import Interval
 
 
@@ -93,12 +92,8 @@ class EasyFirstBase(SentenceEstimator):
         on each, in threads when n_jobs asks; returns the per-chunk results in order."""
         check_is_fitted(self, "weights_")
         W = self._averaged_weights()
-        n_jobs = effective_n_jobs(self.n_jobs)
-        n_chunks = max(1, min(len(sentences), n_jobs))
+        n_threads = thread_count(self.n_jobs)
+        n_chunks = max(1, min(len(sentences), n_threads))
         bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
-        chunks = [sentences[bounds[k]:bounds[k + 1]] for k in range(n_chunks)]
-        if n_jobs == 1 or n_chunks == 1:
-            return [predict_chunk(W, chunk) for chunk in chunks]
-        return Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(predict_chunk)(W, chunk) for chunk in chunks
-        )
+        chunks = [(W, sentences[bounds[k]:bounds[k + 1]]) for k in range(n_chunks)]
+        return run_in_threads(predict_chunk, chunks, n_threads)

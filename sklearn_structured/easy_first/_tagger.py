@@ -4,12 +4,18 @@ from collections.abc import Mapping
 from numbers import Integral
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import TransformerMixin, clone
 from sklearn.model_selection import KFold
 
 from ..metrics import token_accuracy
-from ..utils import check_sentences, check_tagging_data, token_field, word_shape
+from ..utils import (
+    check_sentences,
+    check_tagging_data,
+    run_in_threads,
+    thread_count,
+    token_field,
+    word_shape,
+)
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
@@ -278,9 +284,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             return held_out, model.transform([sentences[i] for i in held_out])
 
         # the kernels release the GIL, so folds train in parallel threads
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(tag_fold)(train, held_out) for train, held_out in folds.split(sentences)
-        )
+        results = run_in_threads(tag_fold, folds.split(sentences), thread_count(self.n_jobs))
         out = [None] * len(sentences)
         for held_out, tagged in results:
             for i, sentence in zip(held_out, tagged):

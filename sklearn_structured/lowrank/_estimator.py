@@ -5,12 +5,18 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import attachment_score
-from ..utils import SentenceEstimator, Vocabulary, check_dependency_data, check_sentences
+from ..utils import (
+    SentenceEstimator,
+    Vocabulary,
+    check_dependency_data,
+    check_sentences,
+    run_in_threads,
+    thread_count,
+)
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._features import (
     FIELD_OFFSET,
@@ -360,14 +366,12 @@ class LowRankTensorParser(SentenceEstimator):
 
     def _in_threads(self, kernel, data, n_sentences, *extra):
         """Run a batch kernel over contiguous sentence ranges, one per thread."""
-        n_chunks = min(effective_n_jobs(self.n_jobs), max(n_sentences, 1))
+        n_chunks = min(thread_count(self.n_jobs), max(n_sentences, 1))
         bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
         args = (data["form"], data["lemma"], data["tag"], data["ctag"],
                 data["wf_off"], data["wf_idx"], data["wf_val"]) + self._weights() + extra
-        Parallel(n_jobs=n_chunks, prefer="threads")(
-            delayed(kernel)(data["sent_off"], lo, hi, *args)
-            for lo, hi in zip(bounds[:-1], bounds[1:])
-        )
+        run_in_threads(kernel, [(data["sent_off"], lo, hi, *args)
+                                for lo, hi in zip(bounds[:-1], bounds[1:])], n_chunks)
 
     def predict(self, X):
         """Heads of every sentence (list of int64 arrays, 1-based, 0 = root)."""

@@ -8,12 +8,11 @@ from contextlib import contextmanager
 
 import numba
 import numpy as np
-from joblib import effective_n_jobs
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import SentenceEstimator, Vocabulary, check_sentences, token_field
+from ..utils import SentenceEstimator, Vocabulary, check_sentences, thread_count, token_field
 from ..utils._compat import _fit_context
 from ._nn import Adam
 
@@ -24,7 +23,7 @@ UNKNOWN = "<unk>"
 def numba_threads(n_jobs):
     """Run the kernels' parallel loops on ``n_jobs`` threads (capped by NUMBA_NUM_THREADS)."""
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(effective_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
     try:
         yield
     finally:

@@ -3,6 +3,7 @@
 from ._base import SentenceEstimator
 from ._compile_notice import announce_compilation
 from ._persistence import atomic_path, is_model_file, load_model, save_model
+from ._threads import run_in_threads, thread_count
 from ._sentences import (
     Vocabulary,
     as_heads_array,
@@ -31,7 +32,9 @@ __all__ = [
     "is_model_file",
     "load_model",
     "pack_ragged",
+    "run_in_threads",
     "save_model",
+    "thread_count",
     "token_field",
     "unpack_ragged",
     "word_shape",
