@@ -70,7 +70,9 @@ def _absorb(x, v):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+# One signature: callers pass ids of several integer types, and letting numba
+# specialise on each combination compiled this function 31 times on first use.
+@njit("int64(int64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
 def feature_hash(template, a, b, c, d, e):
     """A fixed 63-bit hash of a template number and five non-negative ints."""
     x = np.uint64(template) * _MULT
