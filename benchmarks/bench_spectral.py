@@ -331,11 +331,24 @@ def render(cache):
     return "\n\n".join(parts)
 
 
+def private_directory(path):
+    """Create ``path`` (mode 0700) or check an existing one: the cache is unpickled, so a
+    folder others can write to (such as a fixed name under /tmp) would let them run code."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = path.stat()
+    if status.st_uid != os.getuid() or status.st_mode & 0o022:
+        sys.exit(f"{path} must belong to you and not be writable by others: it holds pickles")
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="+", default=["consistency", "speed", "rerank"],
                         choices=["consistency", "speed", "rerank", "diagnose"])
-    parser.add_argument("--cache-dir", default="/tmp/bench_spectral")
+    parser.add_argument(
+        "--cache-dir", default=str(Path.home() / ".cache" / "sklearn-structured-bench" / "spectral"),
+        help="private folder for the cached figures and n-best lists (it holds pickles, which "
+        "are loaded back: it must belong to you and be writable by nobody else)")
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 3000, 10000, 30000, 100000])
     parser.add_argument("--states", nargs="+", type=int, default=[3, 4, 5])
     parser.add_argument("--parser-epochs", type=int, default=2)
@@ -350,8 +363,7 @@ def main():
     parser.add_argument("--spectral-token-field", default="form")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    cache_dir = Path(args.cache_dir)
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir = private_directory(Path(args.cache_dir))
     if not os.environ.get("SKLEARN_STRUCTURED_DATA") and {"speed", "rerank"} & set(args.parts):
         sys.exit("set SKLEARN_STRUCTURED_DATA to the folder holding ud/ (UD English EWT)")
     for part in args.parts:
