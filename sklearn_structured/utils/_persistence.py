@@ -28,26 +28,20 @@ FORMAT = "sklearn-structured-model"
 FORMAT_VERSION = 1
 _DOCUMENT = "model.json"
 
-# estimators that may be named in a model file: public name -> submodule
-_ESTIMATORS = {
-    "LowRankTensorParser": "lowrank",
-    "EasyFirstBeamParser": "easy_first",
-    "EasyFirstBeamTagger": "easy_first",
-    "SpectralTreeScorer": "spectral",
-    "NBestReranker": "spectral",
-    "DistroSVM": "distro",
-    "DistroSequenceSVM": "distro",
-    "RankSpacePCFG": "rank_space",
-    "RankSpaceHMM": "rank_space",
-}
-
-
 def _estimator_class(name):
-    import importlib
+    """A class of the library's public estimators (the package's own list), by name."""
+    import sklearn_structured
 
-    if name not in _ESTIMATORS:
+    if not isinstance(name, str) or name not in sklearn_structured._LAZY:
         raise ValueError(f"model file names an unknown estimator class {name!r}")
-    return getattr(importlib.import_module(f"sklearn_structured.{_ESTIMATORS[name]}"), name)
+    return getattr(sklearn_structured, name)
+
+
+def _is_library_estimator(value):
+    import sklearn_structured
+
+    name = type(value).__name__
+    return name in sklearn_structured._LAZY and type(value) is getattr(sklearn_structured, name)
 
 
 class _Encoder:
@@ -90,7 +84,7 @@ class _Encoder:
                                  for k, v in value.items()]}
         if isinstance(value, Vocabulary):
             return {"__vocabulary__": list(value.itos)}
-        if type(value).__name__ in _ESTIMATORS and type(value) is _estimator_class(type(value).__name__):
+        if _is_library_estimator(value):
             return self.estimator(value, where)
         raise TypeError(
             f"cannot save {where}: values of type {type(value).__name__} are not supported "
