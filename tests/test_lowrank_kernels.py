@@ -20,8 +20,8 @@ from sklearn_structured.lowrank._features import (
     arc_feature_ids,
     max_arc_features,
 )
+from sklearn_structured.lowrank._estimator import _DECODERS, _token_features, train_sentence
 from sklearn_structured.lowrank._init import svd_initialisation
-from sklearn_structured.lowrank._kernels import DECODER_CLE, train_sentence
 from sklearn_structured.utils import find_heads_error
 
 RANK = 3
@@ -100,13 +100,8 @@ def test_arc_scores_match_dense_formula(parser):
 
 
 def run_train_sentence(parser, data, n, gold, params, acc, gamma, C, counter):
-    pred = np.zeros(n, dtype=np.int64)
-    loss = train_sentence(0, n, gold, data["form"], data["lemma"], data["tag"], data["ctag"],
-                          data["wf_off"], data["wf_idx"], data["wf_val"],
-                          params["theta"], acc["theta"], params["U"], acc["U"],
-                          params["V"], acc["V"], params["W"], acc["W"],
-                          gamma, C, parser.n_features, True, DECODER_CLE, counter, pred)
-    return loss, pred
+    return train_sentence(0, n, gold, _token_features(data), params, acc, gamma, C,
+                          parser.n_features, True, _DECODERS["chu_liu_edmonds"], counter)
 
 
 @pytest.mark.parametrize("counter", [0, 1, 2])

@@ -155,7 +155,8 @@ def _max_arborescence(weight):
     max_nodes = 2 * size
     slot_of = np.empty(max_nodes, dtype=np.int64)  # matrix slot of a live node
     node_at = np.arange(size)  # live node occupying each slot
-    slot_of[:size] = np.arange(size)
+    for v in range(size):
+        slot_of[v] = v
     redirect = np.arange(size)
     active = np.ones(size, dtype=np.bool_)
     parent = np.full(max_nodes, -1, dtype=np.int64)  # contraction forest

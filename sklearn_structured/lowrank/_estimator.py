@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..metrics import attachment_score
 from ..utils import (
     SentenceEstimator,
@@ -30,18 +31,18 @@ from ._features import (
     word_feature_hashes,
 )
 from ._init import _PAIRS, svd_initialisation, tensor_entries
-from ._kernels import (
-    DECODER_CLE,
-    DECODER_EISNER,
-    nbest_batch,
-    predict_batch,
-    sentence_arc_scores,
-    train_epoch,
-)
+from ._kernels import passive_aggressive_update, sentence_arc_scores
 
 # word features seen fewer times in the first training data get no column of U, V
 MIN_WORD_FEATURE_COUNT = 2
-_DECODERS = {"chu_liu_edmonds": DECODER_CLE, "eisner": DECODER_EISNER}
+
+
+def _single_root_tree(scores):
+    return chu_liu_edmonds_argmax(scores, True)
+
+
+# Chosen in Python, so that only the decoder in use gets compiled.
+_DECODERS = {"chu_liu_edmonds": _single_root_tree, "eisner": eisner_argmax}
 _PARAMETERS = ("theta", "U", "V", "W")
 
 
@@ -67,6 +68,36 @@ def _check_word_vectors(word_vectors):
     if not vectors:
         raise ValueError("word_vectors is empty; pass None to train without word vectors")
     return vectors
+
+
+def _token_features(data):
+    """The arrays of an encoded corpus that the arc-score kernels read, in their order."""
+    return (data["form"], data["lemma"], data["tag"], data["ctag"],
+            data["wf_off"], data["wf_idx"], data["wf_val"])
+
+
+def train_sentence(start, n, gold, features, params, acc, gamma, C, n_features, use_pos,
+                   decode, counter):
+    """One passive-aggressive step on the sentence at ``start``: returns (loss, predicted heads).
+
+    Cost-augmented decoding (score plus Hamming distance to ``gold``) finds
+    the most violating tree, then :func:`passive_aggressive_update` moves
+    ``params`` (and the averaging accumulators ``acc``) in place. The steps
+    are separate kernels called from Python, a few microseconds per call:
+    one kernel holding them all would be compiled, and optimised again as a
+    whole, on first use, for seconds more.
+    """
+    scores, Uh, Vm, Wb = sentence_arc_scores(
+        start, n, *features, params["theta"], params["U"], params["V"], params["W"],
+        float(gamma), int(n_features), bool(use_pos))
+    augmented = scores + 1.0
+    augmented[gold, np.arange(1, n + 1)] -= 1.0
+    pred = decode(augmented)
+    loss = passive_aggressive_update(
+        start, n, gold, pred, scores, augmented, Uh, Vm, Wb, *features,
+        params["theta"], acc["theta"], params["U"], acc["U"], params["V"], acc["V"],
+        params["W"], acc["W"], float(gamma), float(C), int(n_features), bool(use_pos), counter)
+    return loss, pred
 
 
 class LowRankTensorParser(SentenceEstimator):
@@ -259,16 +290,20 @@ class LowRankTensorParser(SentenceEstimator):
         T = self.n_updates_
         # lazy averaging: recover the accumulators from (current, average, T)
         acc = {name: (current[name] - averaged[name]) * T for name in _PARAMETERS}
-        n_sentences = len(data["sent_off"]) - 1
+        sent_off = data["sent_off"]
+        features = _token_features(data)
+        decode = _DECODERS[self.decoder]
         pred = np.zeros_like(heads)
-        losses = np.zeros(n_sentences)
-        counter = train_epoch(
-            data["sent_off"], heads, data["form"], data["lemma"], data["tag"], data["ctag"],
-            data["wf_off"], data["wf_idx"], data["wf_val"],
-            current["theta"], acc["theta"], current["U"], acc["U"],
-            current["V"], acc["V"], current["W"], acc["W"],
-            float(gamma), float(self.C), int(self.n_features), bool(self.use_pos),
-            _DECODERS[self.decoder], T, pred, losses)
+        losses = np.zeros(len(sent_off) - 1)
+        counter = T
+        for s in range(len(losses)):
+            start = sent_off[s]
+            n = sent_off[s + 1] - start - 1
+            lo = start - s  # flat token offset: no root slot in heads and pred
+            losses[s], pred[lo:lo + n] = train_sentence(
+                start, n, heads[lo:lo + n], features, current, acc, gamma, self.C,
+                self.n_features, self.use_pos, decode, counter)
+            counter += 1
         self.n_updates_ = counter
         averaged = {name: current[name] - acc[name] / max(counter, 1) for name in _PARAMETERS}
         self._store(current, averaged)
@@ -364,24 +399,29 @@ class LowRankTensorParser(SentenceEstimator):
         return (self.theta_, self.U_, self.V_, self.W_, float(self.gamma),
                 int(self.n_features), bool(self.use_pos))
 
-    def _in_threads(self, kernel, data, n_sentences, *extra):
-        """Run a batch kernel over contiguous sentence ranges, one per thread."""
+    def _sentence_scores(self, data, s):
+        """Arc score matrix of sentence ``s`` of an encoded corpus."""
+        start = data["sent_off"][s]
+        n = data["sent_off"][s + 1] - start - 1
+        return sentence_arc_scores(start, n, *_token_features(data), *self._weights())[0]
+
+    def _map_sentences(self, data, function):
+        """``[function(s) for s in sentences]`` over contiguous ranges, one per thread.
+
+        The kernels release the GIL, so the threads decode in parallel.
+        """
+        n_sentences = len(data["sent_off"]) - 1
         n_chunks = min(thread_count(self.n_jobs), max(n_sentences, 1))
         bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
-        args = (data["form"], data["lemma"], data["tag"], data["ctag"],
-                data["wf_off"], data["wf_idx"], data["wf_val"]) + self._weights() + extra
-        run_in_threads(kernel, [(data["sent_off"], lo, hi, *args)
-                                for lo, hi in zip(bounds[:-1], bounds[1:])], n_chunks)
+        chunks = run_in_threads(lambda lo, hi: [function(s) for s in range(lo, hi)],
+                                zip(bounds[:-1], bounds[1:]), n_chunks)
+        return [result for chunk in chunks for result in chunk]
 
     def predict(self, X):
         """Heads of every sentence (list of int64 arrays, 1-based, 0 = root)."""
-        sentences, data = self._predict_data(X)
-        n_sentences = len(sentences)
-        sent_off = data["sent_off"]
-        pred = np.zeros(sent_off[-1] - n_sentences, dtype=np.int64)
-        self._in_threads(predict_batch, data, n_sentences, _DECODERS[self.decoder], pred)
-        token_off = sent_off - np.arange(n_sentences + 1)
-        return [pred[token_off[s]:token_off[s + 1]].copy() for s in range(n_sentences)]
+        _, data = self._predict_data(X)
+        decode = _DECODERS[self.decoder]
+        return self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
 
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first.
@@ -393,19 +433,13 @@ class LowRankTensorParser(SentenceEstimator):
         """
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
-        sentences, data = self._predict_data(X)
-        n_sentences = len(sentences)
-        sent_off = data["sent_off"]
-        heads = np.zeros((k, sent_off[-1] - n_sentences), dtype=np.int64)
-        scores = np.zeros((n_sentences, k))
-        counts = np.zeros(n_sentences, dtype=np.int64)
-        self._in_threads(nbest_batch, data, n_sentences, int(k), heads, scores, counts)
-        token_off = sent_off - np.arange(n_sentences + 1)
-        return [
-            [(heads[j, token_off[s]:token_off[s + 1]].copy(), float(scores[s, j]))
-             for j in range(counts[s])]
-            for s in range(n_sentences)
-        ]
+        _, data = self._predict_data(X)
+
+        def nbest(s):
+            trees, tree_scores = eisner_kbest_kernel(self._sentence_scores(data, s), int(k))
+            return [(trees[j], float(tree_scores[j])) for j in range(len(tree_scores))]
+
+        return self._map_sentences(data, nbest)
 
     def arc_scores(self, sentence):
         """Arc score matrix of one sentence: ``scores[h, m]`` for h in 0..n, m in 1..n.
@@ -413,10 +447,7 @@ class LowRankTensorParser(SentenceEstimator):
         Column 0 and the diagonal (impossible arcs) are ``-inf``.
         """
         _, data = self._predict_data([sentence])
-        n = len(sentence)
-        scores = sentence_arc_scores(0, n, data["form"], data["lemma"], data["tag"], data["ctag"],
-                                     data["wf_off"], data["wf_idx"], data["wf_val"],
-                                     *self._weights())
+        scores = self._sentence_scores(data, 0)
         scores[:, 0] = -np.inf
         np.fill_diagonal(scores, -np.inf)
         return scores

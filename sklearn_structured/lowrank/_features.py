@@ -244,8 +244,11 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0) % n_features
         out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0) % n_features
         k += 6
-        k = _tag_templates(out, k, 0, start, n, h, m, hw, mw, tag, conj, n_features)
-        k = _tag_templates(out, k, COARSE_SHIFT, start, n, h, m, hw, mw, ctag, conj, n_features)
+        # a loop rather than two calls with constant shifts, which numba
+        # would compile twice (once per literal value)
+        for coarse in range(2):
+            k = _tag_templates(out, k, coarse * COARSE_SHIFT, start, n, h, m, hw, mw,
+                               ctag if coarse else tag, conj, n_features)
     return k
 
 

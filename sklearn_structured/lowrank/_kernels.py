@@ -1,4 +1,4 @@
-"""Numba kernels of the low-rank tensor parser: arc scores, training epochs, batches.
+"""Numba kernels of the low-rank tensor parser: arc scores and one training step.
 
 Parameters are plain arrays: ``theta`` (hashed MST weights), ``U`` and ``V``
 of shape (n_word_columns, rank) and ``W`` of shape (N_ARC_BUCKETS, rank),
@@ -22,11 +22,7 @@ instances, and the average over T instances is ``w - acc / T``.
 import numpy as np
 from numba import njit
 
-from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
-
-DECODER_CLE = 0
-DECODER_EISNER = 1
 
 
 @njit(cache=True, nogil=True)
@@ -86,11 +82,25 @@ def sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos
 
 
 @njit(cache=True, nogil=True)
-def decode(scores, decoder):
-    """Best tree under ``scores`` (heads of tokens 1..n) with the chosen decoder."""
-    if decoder == DECODER_EISNER:
-        return eisner_argmax(scores)
-    return chu_liu_edmonds_argmax(scores, True)
+def sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                        theta, U, V, W, gamma, n_features, use_pos):
+    """Arc score matrix of one sentence, and the projections behind its tensor part.
+
+    Returns ``(scores, Uh, Vm, Wb)``; the projections are zeros when
+    gamma == 1 (no tensor).
+    """
+    rank = U.shape[1]
+    if gamma < 1.0:
+        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
+        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
+        Wb = project_buckets(W)
+    else:
+        Uh = np.zeros((n + 1, rank))
+        Vm = Uh
+        Wb = np.zeros((N_ARC_BUCKETS, rank))
+    scores = sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
+                             gamma, Uh, Vm, Wb)
+    return scores, Uh, Vm, Wb
 
 
 @njit(cache=True, nogil=True)
@@ -130,8 +140,46 @@ def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_fe
 
 
 @njit(cache=True, nogil=True)
+def _stable_argsort(keys):
+    """Indices that sort ``keys``, equal keys in input order (bottom-up merge sort).
+
+    Written out because numba's generic ``argsort`` costs about two seconds
+    of compilation on first use, more than the whole of this function.
+    """
+    size = len(keys)
+    order = np.arange(size)
+    spare = np.empty(size, dtype=np.int64)
+    width = 1
+    while width < size:
+        for lo in range(0, size, 2 * width):
+            mid = min(lo + width, size)
+            hi = min(lo + 2 * width, size)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if keys[order[j]] < keys[order[i]]:
+                    spare[k] = order[j]
+                    j += 1
+                else:
+                    spare[k] = order[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                spare[k] = order[i]
+                i += 1
+                k += 1
+            while j < hi:
+                spare[k] = order[j]
+                j += 1
+                k += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
+@njit(cache=True, nogil=True)
 def _merge_rows(ids, rows):
-    order = np.argsort(ids, kind="mergesort")
+    """Sum the rows of equal ids (ids sorted on output)."""
+    order = _stable_argsort(ids)
     out_ids = np.empty(len(ids), dtype=np.int64)
     out_rows = np.zeros((len(ids), rows.shape[1]))
     size = -1
@@ -221,31 +269,20 @@ def passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, te
 
 
 @njit(cache=True, nogil=True)
-def train_sentence(start, n, gold, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                   theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
-                   gamma, C, n_features, use_pos, decoder, counter, pred_out):
-    """One passive-aggressive update on one sentence; returns its loss.
+def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, Wb,
+                              form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
+                              theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
+                              gamma, C, n_features, use_pos, counter):
+    """One passive-aggressive update towards ``gold`` and away from ``pred``; returns the loss.
 
-    Cost-augmented decoding finds the most violating tree (score plus
-    Hamming distance to gold); then theta is updated with U, V or W, which
-    one chosen by ``counter % 3`` (the alternating pairs of the paper).
+    ``scores`` and ``Uh``/``Vm``/``Wb`` are those of :func:`sentence_arc_scores`,
+    ``augmented`` the scores plus the Hamming cost under which ``pred`` was
+    decoded (the most violating tree). theta is updated with U, V or W,
+    which one chosen by ``counter % 3`` (the alternating pairs of the
+    paper); ``counter`` is the number of instances seen before this one,
+    for the lazy averaging.
     """
     rank = U.shape[1]
-    if gamma < 1.0:
-        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
-        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
-        Wb = project_buckets(W)
-    else:
-        Uh = np.zeros((n + 1, rank))
-        Vm = Uh
-        Wb = np.zeros((N_ARC_BUCKETS, rank))
-    scores = sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
-                             gamma, Uh, Vm, Wb)
-    augmented = scores + 1.0
-    for m in range(1, n + 1):
-        augmented[gold[m - 1], m] -= 1.0
-    pred = decode(augmented, decoder)
-    pred_out[:] = pred
     loss = tree_score(augmented, pred) - tree_score(scores, gold)
     if loss <= 0.0:
         return 0.0
@@ -280,79 +317,3 @@ def train_sentence(start, n, gold, form, lemma, tag, ctag, wf_off, wf_idx, wf_va
                 M[f, r] += delta
                 M_acc[f, r] += counter * delta
     return loss
-
-
-@njit(cache=True, nogil=True)
-def train_epoch(sent_off, heads, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
-                gamma, C, n_features, use_pos, decoder, counter, pred_out, losses):
-    """One pass over the corpus in order; predicted heads and losses go to the outputs.
-
-    ``heads`` and ``pred_out`` are flat over tokens (no root slot):
-    sentence s owns ``[sent_off[s] - s, sent_off[s + 1] - s - 1)``.
-    Returns the instance counter after the pass.
-    """
-    for s in range(len(sent_off) - 1):
-        start = sent_off[s]
-        n = sent_off[s + 1] - start - 1
-        lo = start - s
-        losses[s] = train_sentence(start, n, heads[lo:lo + n], form, lemma, tag, ctag,
-                                   wf_off, wf_idx, wf_val, theta, theta_acc, U, U_acc,
-                                   V, V_acc, W, W_acc, gamma, C, n_features, use_pos,
-                                   decoder, counter, pred_out[lo:lo + n])
-        counter += 1
-    return counter
-
-
-@njit(cache=True, nogil=True)
-def sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                        theta, U, V, W, gamma, n_features, use_pos):
-    """Arc score matrix of one sentence under the given parameters."""
-    if gamma < 1.0:
-        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
-        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
-        Wb = project_buckets(W)
-    else:
-        Uh = np.zeros((n + 1, U.shape[1]))
-        Vm = Uh
-        Wb = np.zeros((N_ARC_BUCKETS, U.shape[1]))
-    return sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
-                           gamma, Uh, Vm, Wb)
-
-
-@njit(cache=True, nogil=True)
-def predict_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                  theta, U, V, W, gamma, n_features, use_pos, decoder, pred_out):
-    """Decode sentences ``first..last-1`` into ``pred_out`` (flat over tokens, as in training).
-
-    Releases the GIL, so threads can decode disjoint ranges in parallel.
-    """
-    for s in range(first, last):
-        start = sent_off[s]
-        n = sent_off[s + 1] - start - 1
-        scores = sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                                     theta, U, V, W, gamma, n_features, use_pos)
-        lo = start - s
-        pred_out[lo:lo + n] = decode(scores, decoder)
-
-
-@njit(cache=True, nogil=True)
-def nbest_batch(sent_off, first, last, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                theta, U, V, W, gamma, n_features, use_pos, k, heads_out, scores_out, counts):
-    """The k best projective trees of sentences ``first..last-1``.
-
-    Tree j of sentence s goes to ``heads_out[j]`` at the sentence's token
-    range (as in :func:`predict_batch`), its score to ``scores_out[s, j]``;
-    ``counts[s]`` is the number of trees found (fewer than k for tiny sentences).
-    """
-    for s in range(first, last):
-        start = sent_off[s]
-        n = sent_off[s + 1] - start - 1
-        scores = sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                                     theta, U, V, W, gamma, n_features, use_pos)
-        trees, tree_scores = eisner_kbest_kernel(scores, k)
-        lo = start - s
-        counts[s] = len(tree_scores)
-        for j in range(len(tree_scores)):
-            heads_out[j, lo:lo + n] = trees[j]
-            scores_out[s, j] = tree_scores[j]
