@@ -20,7 +20,11 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+# Small helpers with one or two call sites are inlined (inline="always"):
+# every separately compiled function costs a few tenths of a second on first use.
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _find(redirect, slot):
     """Slot now holding the contracted node that absorbed ``slot`` (with path halving)."""
     while redirect[slot] != slot:
@@ -29,7 +33,7 @@ def _find(redirect, slot):
     return slot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _root_penalty(scores):
     """A constant larger than any difference between two trees' scores."""
     n = scores.shape[0] - 1
@@ -105,7 +109,7 @@ def _single_root_by_enumeration(scores):
     return best_heads
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _exact_sum_sign(terms):
     """Sign (-1, 0, 1) of the exact sum of finite floats.
 

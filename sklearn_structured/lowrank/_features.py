@@ -29,6 +29,9 @@ from numba import njit
 
 from ..utils import Vocabulary, token_field
 
+# Small helpers with one or two call sites are inlined (inline="always"):
+# every separately compiled function costs a few tenths of a second on first use.
+
 # Reserved field ids; vocabulary ids (0 = unknown) are shifted past them.
 BOUNDARY_LEFT = 0
 BOUNDARY_RIGHT = 1
@@ -87,7 +90,7 @@ def feature_hash(template, a, b, c, d, e):
     return np.int64(x >> np.uint64(1))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def arc_bucket(h, m):
     """Column of W for the direction and binned length of the arc h -> m."""
     if h == 0:
@@ -168,13 +171,13 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
 # ----------------------------------------------------------------- arc features
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def max_arc_features(n):
     """Capacity of the buffer :func:`arc_feature_ids` writes for a sentence of n tokens."""
     return 2 * (4 + 6 + 2 * (21 + n))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj, n_features):
     """The MST tag templates over one tag set (template numbers moved by ``shift``)."""
     hp = tags[start + h]

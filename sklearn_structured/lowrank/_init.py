@@ -36,6 +36,9 @@ from ._features import (
     feature_hash,
 )
 
+# Small helpers with one or two call sites are inlined (inline="always"):
+# every separately compiled function costs a few tenths of a second on first use.
+
 # (MST template, head word template, modifier word template); T_BIAS marks the
 # side whose word plays no part. Field: 0 form, 1 lemma, 2 tag.
 _PAIRS = np.array([
@@ -52,7 +55,7 @@ _PAIRS = np.array([
 _N_WORD_ONLY_PAIRS = 4  # the first rows need no tags
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _word_column(table, template, value):
     key = feature_hash(template, value, 0, 0, 0, 0)
     j = np.searchsorted(table, key)
@@ -61,7 +64,7 @@ def _word_column(table, template, value):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _field_for(template, form, lemma, tag, slot):
     if template == T_FORM:
         return form[slot]

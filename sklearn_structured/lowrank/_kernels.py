@@ -25,7 +25,11 @@ from numba import njit
 from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
 
 
-@njit(cache=True, nogil=True)
+# Small helpers with one or two call sites are inlined (inline="always"):
+# every separately compiled function costs a few tenths of a second on first use.
+
+
+@njit(cache=True, nogil=True, inline="always")
 def project_tokens(M, start, n, wf_off, wf_idx, wf_val):
     """Rows ``M^T phi_w`` for slots 0..n of a sentence: shape (n + 1, rank)."""
     rank = M.shape[1]
@@ -40,7 +44,7 @@ def project_tokens(M, start, n, wf_off, wf_idx, wf_val):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def project_buckets(W):
     """``W^T phi_hm`` for every bucket: the bucket's row plus the bias row."""
     out = np.empty((N_ARC_BUCKETS, W.shape[1]))
@@ -103,7 +107,7 @@ def sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val
     return scores, Uh, Vm, Wb
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def tree_score(scores, heads):
     total = 0.0
     for m in range(1, len(heads) + 1):
@@ -114,7 +118,7 @@ def tree_score(scores, heads):
 # ---------------------------------------------------------------- PA update
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_features):
     """d_theta = phi(gold tree) - phi(predicted tree), merged: (ids, values).
 
@@ -139,7 +143,7 @@ def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_fe
     return _merge_scalar(ids[:size], signs[:size])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _stable_argsort(keys):
     """Indices that sort ``keys``, equal keys in input order (bottom-up merge sort).
 
@@ -194,14 +198,14 @@ def _merge_rows(ids, rows):
     return out_ids[:size + 1], out_rows[:size + 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _merge_scalar(ids, values):
     """Sum the values of equal ids (ids sorted on output)."""
     out_ids, rows = _merge_rows(ids, values.reshape(-1, 1))
     return out_ids, rows[:, 0].copy()
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def tensor_difference(which, start, n, gold, pred, wf_off, wf_idx, wf_val, Uh, Vm, Wb):
     """Gradient of the tensor score of gold minus predicted tree w.r.t. U, V or W.
 
@@ -251,7 +255,7 @@ def tensor_difference(which, start, n, gold, pred, wf_off, wf_idx, wf_val, Uh, V
     return _merge_rows(ids, rows)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, tensor_rows):
     """Closed-form PA step size tau (Lei et al. 2014, Section 4)."""
     norm = 0.0
