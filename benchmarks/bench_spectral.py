@@ -80,7 +80,8 @@ def consistency(sizes, states, vocabulary_size, n_test):
 def speed(n_components, repeats):
     from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._kernels import exact_log_probs, spectral_log_probs
+    from sklearn_structured.kernels.latent_tree import exact_log_probs
+    from sklearn_structured.spectral._kernels import spectral_log_probs
     from sklearn_structured.spectral._scorer import _words
     from sklearn_structured.utils import pack_ragged
 

@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 
 from sklearn_structured.datasets import make_latent_tree_corpus
-from sklearn_structured.spectral._kernels import (
-    bottom_up_order,
-    children_table,
-    count_moments,
-    exact_log_probs,
-    spectral_log_probs,
-)
+from sklearn_structured.kernels.latent_tree import bottom_up_order, children_table, exact_log_probs
+from sklearn_structured.spectral._kernels import count_moments, spectral_log_probs
 from sklearn_structured.spectral._scorer import operators_from_moments
 from sklearn_structured.utils import find_heads_error, pack_ragged
 

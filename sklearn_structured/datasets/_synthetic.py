@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
-from ..spectral._kernels import exact_log_probs
+from ..kernels.latent_tree import exact_log_probs
 from ..utils._compat import Interval, validate_params
 
 

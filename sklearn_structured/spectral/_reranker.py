@@ -19,8 +19,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics import attachment_score
-from ..metrics._dependency import is_punctuation
+from ..metrics import attachment_score, is_punctuation
 from ..utils import (
     SentenceEstimator,
     Vocabulary,

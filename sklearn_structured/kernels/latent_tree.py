@@ -1,0 +1,103 @@
+"""The hidden-state dependency tree model (Dhillon et al. 2012, Eq. 2): tree traversal
+and the exact log-probability of words given a tree.
+
+Used by the spectral estimator's kernels and by the synthetic corpus sampler,
+which needs the true model's probabilities. Sentences arrive packed:
+``words`` (int64 word ids), ``heads`` (1-based heads with 0 for the root, one
+per token) and ``offsets`` (sentence i is ``offsets[i]:offsets[i + 1]``).
+Side index 0 is a left child (the child precedes its head), 1 a right child.
+"""
+
+import numpy as np
+from numba import njit
+
+LEFT, RIGHT = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def children_table(heads):
+    """Children of each node as CSR arrays over nodes 0..n (0 = virtual root).
+
+    The children of node v are ``kids[start[v]:start[v + 1]]`` (1-based token
+    positions, increasing).
+    """
+    n = heads.shape[0]
+    start = np.zeros(n + 2, dtype=np.int64)
+    for m in range(n):
+        start[heads[m] + 1] += 1
+    for v in range(n + 1):
+        start[v + 1] += start[v]
+    fill = start.copy()
+    kids = np.empty(n, dtype=np.int64)
+    for m in range(n):
+        h = heads[m]
+        kids[fill[h]] = m + 1
+        fill[h] += 1
+    return start, kids
+
+
+@njit(cache=True, nogil=True)
+def bottom_up_order(start, kids, n):
+    """Token positions (1-based) ordered so that every child precedes its head."""
+    preorder = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    top = 0
+    stack[0] = 0
+    written = 0
+    while top >= 0:
+        v = stack[top]
+        top -= 1
+        if v > 0:
+            preorder[written] = v
+            written += 1
+        for t in range(start[v], start[v + 1]):
+            top += 1
+            stack[top] = kids[t]
+    return preorder[::-1].copy()
+
+
+@njit(cache=True, nogil=True)
+def sentence_tree(heads, offsets, s):
+    """Sentence ``s`` of a packed corpus: its first token's index, its length,
+    its children table and a bottom-up order of its tokens."""
+    lo = offsets[s]
+    n = offsets[s + 1] - lo
+    start, kids = children_table(heads[lo:lo + n])
+    return lo, n, start, kids, bottom_up_order(start, kids, n)
+
+
+@njit(cache=True, nogil=True)
+def exact_log_probs(words, heads, offsets, start_probs, transitions, emissions):
+    """log p(words | tree) under the hidden-state model (the paper's Eq. 2).
+
+    ``transitions[d, h_child, h_parent]`` and ``emissions[word, h]`` are
+    column-stochastic. Computes the inside vectors
+    beta_p(h) = o(x_p | h) prod_j sum_h' T_d[h', h] beta_j(h') bottom up
+    (Eq. 3-4), rescaling each to sum one.
+    """
+    k = start_probs.shape[0]
+    n_sent = offsets.shape[0] - 1
+    out = np.zeros(n_sent)
+    for s in range(n_sent):
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
+        beta = np.zeros((n + 1, k))
+        log_scale = 0.0
+        for t in range(n):
+            p = order[t]
+            for h in range(k):
+                beta[p, h] = emissions[words[lo + p - 1], h]
+            for q in range(start[p], start[p + 1]):
+                j = kids[q]
+                side = LEFT if j < p else RIGHT
+                for h in range(k):
+                    message = 0.0
+                    for h2 in range(k):
+                        message += transitions[side, h2, h] * beta[j, h2]
+                    beta[p, h] *= message
+            total = beta[p].sum()
+            beta[p] /= total
+            log_scale += np.log(total)
+        for r in range(start[0], start[1]):
+            log_scale += np.log(np.dot(start_probs, beta[kids[r]]))
+        out[s] = log_scale
+    return out
