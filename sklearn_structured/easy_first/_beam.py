@@ -1,25 +1,21 @@
 """Top-k selection of beam candidates, shared by the parser and tagger kernels."""
 
-import numpy as np
 from numba import njit
 
-_PRIME = 1099511628211
+from ..kernels.hashing import feature_hash
+
+_DECISION_TEMPLATE = 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def action_key(position, value):
-    """A pseudo-random 64-bit key of one decision (an arc, or a word's tag).
+    """A pseudo-random 63-bit key of one decision (an arc, or a word's tag).
 
     A state's signature is the XOR of the keys of its decisions, so two action
     sequences that make the same decisions in different orders (spurious
     ambiguity) have the same signature.
     """
-    h = (np.int64(position) * np.int64(_PRIME)) ^ (np.int64(value) + np.int64(0x5BD1E995))
-    h *= np.int64(_PRIME)
-    h ^= h >> np.int64(31)
-    h *= np.int64(0x27D4EB2F165667C5)
-    h ^= h >> np.int64(29)
-    return h
+    return feature_hash(_DECISION_TEMPLATE, position, value, 0, 0, 0)
 
 
 @njit(cache=True, nogil=True)

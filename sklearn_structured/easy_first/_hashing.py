@@ -1,9 +1,9 @@
-"""Integer feature hashing for the easy-first parser kernels.
+"""Token ids and feature slots for the easy-first parser kernels.
 
 A feature is a template id plus up to four integer values (hashed word or tag
-ids, counts, sentinels). It is mixed into one 64-bit integer with wrapping
-multiplications and masked into the weight table, so no feature dictionary is
-ever built and the whole search stays in numba.
+ids, counts, sentinels), hashed by :func:`sklearn_structured.kernels.hashing.feature_hash`
+and masked into the weight table, so no feature dictionary is ever built and
+the whole search stays in numba.
 """
 
 import zlib
@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 from numba import njit
 
-_PRIME = 1099511628211  # the 64-bit FNV prime; fits in int64, wraps on overflow
+from ..kernels.hashing import feature_hash
 
 # Sentinel values (token ids are crc32 values, so never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
@@ -19,16 +19,10 @@ NO_CHILD = -3  # the partial tree has no child on that side
 MISSING = -5  # the token has no value in that field (e.g. a str token has no POS)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def feature_index(template, a, b, c, d, mask):
     """Slot of feature ``(template, a, b, c, d)`` in a weight table of ``mask + 1`` rows."""
-    h = np.int64(template) * np.int64(_PRIME) + np.int64(40503)
-    h = (h ^ a) * np.int64(_PRIME)
-    h = (h ^ b) * np.int64(_PRIME)
-    h = (h ^ c) * np.int64(_PRIME)
-    h = (h ^ d) * np.int64(_PRIME)
-    h ^= h >> np.int64(29)
-    return h & mask
+    return feature_hash(template, a, b, c, d, 0) & mask
 
 
 def string_id(s):

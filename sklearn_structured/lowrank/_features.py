@@ -27,6 +27,7 @@ Token slot 0 of every sentence is the artificial root.
 import numpy as np
 from numba import njit
 
+from ..kernels.hashing import feature_hash
 from ..utils import Vocabulary, token_field
 
 # Small helpers with one or two call sites are inlined (inline="always"):
@@ -61,33 +62,6 @@ A_SURR_HN_MP, A_SURR_HP_MP, A_SURR_HN_MN, A_SURR_HP_MN = 49, 50, 51, 52
 A_BACKOFF_HP, A_BACKOFF_HN, A_BACKOFF_MP, A_BACKOFF_MN = 53, 54, 55, 56
 A_HL_HP, A_ML_MP, A_HL_ML_MP, A_HL_HP_ML, A_HL_MP, A_HP_ML = 57, 58, 59, 60, 61, 62
 COARSE_SHIFT = 100  # the tag templates again over coarse tags: numbers + 100
-
-_MULT = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _absorb(x, v):
-    x = (x ^ np.uint64(v)) * _MULT
-    return x ^ (x >> np.uint64(31))
-
-
-# One signature: callers pass ids of several integer types, and letting numba
-# specialise on each combination compiled this function 31 times on first use.
-@njit("int64(int64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
-def feature_hash(template, a, b, c, d, e):
-    """A fixed 63-bit hash of a template number and five non-negative ints."""
-    x = np.uint64(template) * _MULT
-    x = _absorb(x, a)
-    x = _absorb(x, b)
-    x = _absorb(x, c)
-    x = _absorb(x, d)
-    x = _absorb(x, e)
-    x = (x ^ (x >> np.uint64(30))) * _MIX1
-    x = (x ^ (x >> np.uint64(27))) * _MIX2
-    x = x ^ (x >> np.uint64(31))
-    return np.int64(x >> np.uint64(1))
 
 
 @njit(cache=True, nogil=True, inline="always")
