@@ -67,16 +67,6 @@ def _parse_params(pairs, estimator_name):
     return params
 
 
-def _fit_with_validation(estimator, X, y, X_val=None, y_val=None):
-    """Fit, passing validation data when the estimator's fit accepts it."""
-    import inspect
-
-    accepts = inspect.signature(estimator.fit).parameters
-    if X_val is not None and "X_val" in accepts:
-        return estimator.fit(X, y, X_val=X_val, y_val=y_val)
-    return estimator.fit(X, y)
-
-
 def _read_document(path):
     """Read a CoNLL-U file (``-`` for standard input), with a progress line on stderr."""
     from .datasets import read_conllu
@@ -172,7 +162,7 @@ def cmd_train(args):
         y = _gold_tags(X, estimator.target)
         y_val = None if X_val is None else _gold_tags(X_val, estimator.target)
     start = time.perf_counter()
-    _fit_with_validation(estimator, X, y, X_val, y_val)
+    estimator.fit(X, y, X_val=X_val, y_val=y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     if args.format == "joblib":
         import joblib
@@ -222,7 +212,7 @@ def cmd_demo(args):
     params.setdefault("random_state", 0)  # the same figures on every run
     parser = _estimator_class(args.estimator)(**params)
     print(f"training {parser!r}")
-    _fit_with_validation(parser, X_train, y_train, X_test, y_test)
+    parser.fit(X_train, y_train, X_val=X_test, y_val=y_test)
     print(f"held-out UAS (without punctuation): {100 * parser.score(X_test, y_test):.2f}")
     return 0
 

@@ -87,7 +87,9 @@ def test_verbose_prints_one_line_per_epoch(sample, capsys):
         X[:20], y[:20], X_val=X_test[:10], y_val=y_test[:10])
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 3  # initialisation pass + 2 epochs
-    assert all("validation UAS" in line and "mean loss" in line for line in lines)
+    assert lines[0].startswith("[LowRankTensorParser] init (gamma=1): ")
+    assert lines[2].startswith("[LowRankTensorParser] epoch 3: ")
+    assert all(", loss " in line and ", validation score 0." in line for line in lines)
 
 
 def test_grid_search_with_uas_scorer(sample):

@@ -8,10 +8,9 @@ vectors skip the A phases, which leaves a plain structural SVM trained for
 the same number of weight epochs.
 """
 
-import time
-
 import numpy as np
 
+from ..utils import EpochResult, EpochTrainer
 from . import _kernels
 
 
@@ -49,14 +48,77 @@ def random_label_vectors(n_components, n_labels, rng):
     return A / np.linalg.norm(A, axis=0, keepdims=True)
 
 
+class _PhaseEpochs(EpochTrainer):
+    """The epochs of one phase of one initialisation, run by the shared epoch loop.
+
+    ``arrays`` is ``(A, V, U, T, UT, state)``, updated in place. The
+    validation score is that of the model as it would be if the phase ended
+    now: the weight iterates averaged so far (on copies) with the current A.
+    """
+
+    def __init__(self, problem, arrays, label):
+        self.problem, self.arrays, self.label = problem, arrays, label
+        self.epoch = 0
+
+    def validation_score(self, score):
+        A, V, U, T, UT, state = (a.copy() for a in self.arrays)
+        _kernels.average_iterates(V, U, T, UT, state)
+        return score(A, V, T)
+
+
+class _WeightEpochs(_PhaseEpochs):
+    """Averaged stochastic sub-gradient passes on the weights (W, b, T), A fixed."""
+
+    def __init__(self, problem, arrays, label, rng, alpha, t0):
+        super().__init__(problem, arrays, label)
+        self.rng, self.alpha, self.t0 = rng, alpha, t0
+
+    def train_epoch(self):
+        self.epoch += 1
+        order = self.rng.permutation(self.problem.n_examples)
+        loss = self.problem.weight_epoch(order, *self.arrays, self.alpha, self.t0)
+        return EpochResult(f"{self.label} epoch {self.epoch}", loss / self.problem.n_examples)
+
+
+class _LabelEpochs(_PhaseEpochs):
+    """Stochastic proximal passes on the label vectors A, weights fixed.
+
+    Remembers the A with the lowest training objective met since the start
+    of the phase (``best_A``); the loss of an epoch is that objective.
+    """
+
+    def __init__(self, problem, arrays, label, rng, alpha, nuclear_penalty, label_learning_rate,
+                 epochs_done, start_value):
+        super().__init__(problem, arrays, label)
+        self.rng, self.alpha, self.nuclear_penalty = rng, alpha, nuclear_penalty
+        self.label_learning_rate, self.epochs_done = label_learning_rate, epochs_done
+        self.best_A, self.best_value = arrays[0].copy(), start_value
+
+    def train_epoch(self):
+        A, V, _, T, _, _ = self.arrays
+        self.epoch += 1
+        rate = self.label_learning_rate / np.sqrt(1.0 + self.epochs_done)
+        order = self.rng.permutation(self.problem.n_examples)
+        self.problem.label_epoch(order, A, V, T, rate, self.nuclear_penalty)
+        self.epochs_done += 1
+        value = objective(self.problem, A, V, T, self.alpha, self.nuclear_penalty)
+        if value < self.best_value:
+            self.best_A, self.best_value = A.copy(), value
+        return EpochResult(f"{self.label} epoch {self.epoch}", value)
+
+
 def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, alpha,
                     nuclear_penalty, label_learning_rate, n_rounds, n_epochs, n_init, rng,
-                    verbose, name):
+                    verbose, name, validation=None):
     """Run ``n_init`` initialisations and keep the one with the lowest objective.
 
     Returns ``(A, V, T, objective_curve)`` where V is (n_features+1, d) with
     the intercept in its last row and the curve has the objective after every
-    phase of the kept run.
+    phase of the kept run. Every epoch goes through the shared epoch loop:
+    ``verbose`` prints a progress line per weight epoch (and, above 1, per
+    label epoch) and the objective after every phase. ``validation``, a
+    function ``score(A, V, T)`` of the averaged model, is scored for the
+    progress lines only.
     """
     # Step eta_t = eta0 / (1 + eta0 alpha t): eta0 is the step after which one
     # sub-gradient step moves a violated margin by about one unit
@@ -75,45 +137,32 @@ def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, al
         T = np.zeros((size, size))
         UT = np.zeros_like(T)
         state = np.array([1.0, 0.0, 0.0, 0.0])
+        arrays = (A, V, U, T, UT, state)
         curve = []
         label_epochs_done = 0
-        start = time.perf_counter()
-
-        def report(phase, epoch, loss):
-            if verbose:
-                print(f"[{name}] init {init + 1}/{n_init} {phase} epoch {epoch}: "
-                      f"mean hinge loss during epoch {loss:.4f}, "
-                      f"{time.perf_counter() - start:.1f} s")
+        prefix = f"init {init + 1}/{n_init}"
 
         def end_phase(phase):
             value = objective(problem, A, V, T, alpha, nuclear_penalty)
             curve.append(value)
             if verbose:
-                print(f"[{name}] init {init + 1}/{n_init} after {phase}: "
-                      f"training objective {value:.5f}")
+                print(f"[{name}] {prefix} after {phase}: training objective {value:.5f}",
+                      flush=True)
 
         for round_ in range(n_rounds + 1):
             if round_ > 0 and learned:
                 # keep the best A met in the phase, so the phase never
                 # raises the objective it is minimising
-                best_A, best_value = A.copy(), curve[-1]
-                for epoch in range(n_epochs):
-                    rate = label_learning_rate / np.sqrt(1.0 + label_epochs_done)
-                    order = rng.permutation(problem.n_examples)
-                    problem.label_epoch(order, A, V, T, rate, nuclear_penalty)
-                    label_epochs_done += 1
-                    value = objective(problem, A, V, T, alpha, nuclear_penalty)
-                    if value < best_value:
-                        best_A, best_value = A.copy(), value
-                    if verbose > 1:
-                        print(f"[{name}] init {init + 1}/{n_init} round {round_} labels "
-                              f"epoch {epoch + 1}: training objective {value:.5f}")
-                A[:] = best_A
+                labels = _LabelEpochs(problem, arrays, f"{prefix} round {round_} labels", rng,
+                                      alpha, nuclear_penalty, label_learning_rate,
+                                      label_epochs_done, curve[-1])
+                labels.run(n_epochs, name=name, verbose=verbose if verbose > 1 else 0,
+                           validation=validation)
+                label_epochs_done = labels.epochs_done
+                A[:] = labels.best_A
                 end_phase(f"round {round_} label vectors")
-            for epoch in range(n_epochs):
-                order = rng.permutation(problem.n_examples)
-                loss = problem.weight_epoch(order, A, V, U, T, UT, state, alpha, t0)
-                report(f"round {round_} weights", epoch + 1, loss / problem.n_examples)
+            _WeightEpochs(problem, arrays, f"{prefix} round {round_} weights", rng, alpha,
+                          t0).run(n_epochs, name=name, verbose=verbose, validation=validation)
             _kernels.average_iterates(V, U, T, UT, state)
             end_phase(f"round {round_} weights")
         if best is None or curve[-1] < best[3][-1]:

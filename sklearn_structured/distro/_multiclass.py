@@ -42,11 +42,12 @@ def _resolve_n_components(estimator, n_labels):
     return n_components
 
 
-def fit_label_model(estimator, problem, n_labels):
+def fit_label_model(estimator, problem, n_labels, validation=None):
     """Run Algorithm 1 with ``estimator``'s parameters and store the fitted attributes.
 
     Sets ``label_vectors_``, ``coef_``, ``intercept_`` and ``objective_curve_``;
-    returns the transition matrix (unused by atomic problems).
+    returns the transition matrix (unused by atomic problems). ``validation``
+    is an optional ``score(A, V, T)`` for the progress lines.
     """
     A, V, T, curve = fit_alternating(
         problem, n_labels, n_components=_resolve_n_components(estimator, n_labels),
@@ -56,7 +57,7 @@ def fit_label_model(estimator, problem, n_labels):
         label_learning_rate=estimator.label_learning_rate, n_rounds=estimator.n_rounds,
         n_epochs=estimator.n_epochs, n_init=estimator.n_init,
         rng=check_random_state(estimator.random_state), verbose=estimator.verbose,
-        name=type(estimator).__name__,
+        name=type(estimator).__name__, validation=validation,
     )
     estimator.label_vectors_ = A
     estimator.coef_ = np.ascontiguousarray(V[:-1].T)
@@ -138,8 +139,9 @@ class DistroSVM(ClassifierMixin, BaseEstimator):
         objective is kept.
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
-        1 prints every weight epoch and the objective after every pass; 2
-        adds the label-vector epochs.
+        1 prints a progress line per weight epoch (seconds, mean hinge loss
+        during the epoch) and the objective after every pass; 2 adds a line
+        per label-vector epoch (its loss is the training objective).
 
     Attributes
     ----------

@@ -115,6 +115,10 @@ class DistroSequenceSVM(SentenceEstimator):
         seen in training get weights.
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
+        1 prints a progress line per weight epoch (seconds, mean hinge loss
+        during the epoch, and the validation token accuracy when ``fit`` has
+        ``X_val``) and the objective after every pass; 2 adds a line per
+        label-vector epoch (its loss is the training objective).
 
     Attributes
     ----------
@@ -190,8 +194,22 @@ class DistroSequenceSVM(SentenceEstimator):
         return tokens, offsets
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Learn from sentences ``X`` and their tag sequences ``y``."""
+    def fit(self, X, y, *, X_val=None, y_val=None):
+        """Learn from sentences ``X`` and their tag sequences ``y``.
+
+        Parameters
+        ----------
+        X : list of sentences
+        y : list of tag sequences
+        X_val, y_val : list of sentences and list of tag sequences, optional
+            Validation data (keyword only), scored with :meth:`score` after
+            every weight epoch (the averaged weights so far) for the progress
+            line when ``verbose`` is set; it does not change the model.
+
+        Returns
+        -------
+        self
+        """
         sentences, tags = check_tagging_data(X, y)
         flat_tags = [tag for sequence in tags for tag in sequence]
         self.classes_ = np.unique(flat_tags)
@@ -201,24 +219,38 @@ class DistroSequenceSVM(SentenceEstimator):
         self.feature_columns_ = np.unique(hashed.indices).astype(np.int64)
         tokens, _ = self._encode(sentences)
         problem = _SequenceProblem(tokens, offsets, y_ids)
-        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_))
+        validation = None if X_val is None else self._validation_scorer(X_val, y_val)
+        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), validation)
         return self
 
-    def _label_scores(self, sentences):
+    def _validation_scorer(self, X_val, y_val):
+        """``score(A, V, T)``: token accuracy on the validation data of the model (A, V, T)."""
+        if y_val is None:
+            raise ValueError("X_val needs y_val, its tag sequences")
+        sentences, tags = check_tagging_data(X_val, y_val)
         tokens, offsets = self._encode(sentences)
-        emissions = np.ascontiguousarray((tokens @ self.coef_.T + self.intercept_) @ self.label_vectors_)
-        transitions = _kernels.label_transition_scores(self.label_vectors_, self.transition_matrix_)
-        return emissions, offsets, transitions
+
+        def score(A, V, T):
+            coef = np.ascontiguousarray(V[:-1].T)
+            return token_accuracy(tags, self._decode(tokens, offsets, A, coef, V[-1], T))
+
+        return score
+
+    def _decode(self, tokens, offsets, label_vectors, coef, intercept, transition_matrix):
+        """Viterbi tag sequences of encoded sentences under the given model arrays."""
+        emissions = np.ascontiguousarray((tokens @ coef.T + intercept) @ label_vectors)
+        transitions = _kernels.label_transition_scores(label_vectors, transition_matrix)
+        zeros = np.zeros(len(self.classes_))
+        flat = viterbi_batch(emissions, offsets, transitions, zeros, zeros)
+        tags = self.classes_[flat]
+        return [tags[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
 
     def predict(self, X):
         """The highest-scoring tag sequence of every sentence (lists of tags)."""
         check_is_fitted(self)
-        sentences = check_sentences(X)
-        emissions, offsets, transitions = self._label_scores(sentences)
-        zeros = np.zeros(len(self.classes_))
-        flat = viterbi_batch(emissions, offsets, transitions, zeros, zeros)
-        tags = self.classes_[flat]
-        return [tags[offsets[i]:offsets[i + 1]].tolist() for i in range(len(sentences))]
+        tokens, offsets = self._encode(check_sentences(X))
+        return self._decode(tokens, offsets, self.label_vectors_, self.coef_, self.intercept_,
+                            self.transition_matrix_)
 
     def score(self, X, y):
         """Token accuracy of the predicted tags."""

@@ -1,24 +1,65 @@
-"""The training loop shared by the easy-first parser and tagger.
+"""What the easy-first parser and tagger share: weights, epochs, prediction plumbing.
 
 Both are structured perceptrons over beam search with Ma et al.'s valid early
 update; they differ only in the state, the features and the kernels. The
-subclass encodes sentences into flat integer arrays and names its kernels;
-this base class owns the weights, the epochs, shuffling, averaging, progress
-lines and the parallel prediction.
+subclass encodes sentences into flat integer arrays and names its kernels
+(the abstract methods of :class:`EasyFirstBase`); this module owns the
+weights, shuffling, averaging, the perceptron epoch run by the shared epoch
+loop (:class:`~sklearn_structured.utils.EpochTrainer`) and the parallel
+prediction.
 """
 
-import time
+from abc import ABC, abstractmethod
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import SentenceEstimator, run_in_threads, thread_count
+from ..utils import EpochResult, EpochTrainer, SentenceEstimator, run_in_threads, thread_count
 from ..utils._compat import Interval
 
 
-class EasyFirstBase(SentenceEstimator):
+class _PerceptronEpochs(EpochTrainer):
+    """Perceptron epochs over encoded training data, in a fresh shuffled order each.
+
+    The order of epoch ``k`` depends only on ``(shuffle_seed_, k)``, so
+    ``partial_fit`` called ``k`` times equals ``fit`` for ``k`` epochs.
+    """
+
+    def __init__(self, estimator, data, n_sentences):
+        self.estimator, self.data = estimator, data
+        self.records = np.zeros((n_sentences, 5))
+
+    def train_epoch(self):
+        est, records = self.estimator, self.records
+        n = len(records)
+        order = np.random.default_rng([est.shuffle_seed_, est.n_iter_]).permutation(n)
+        records[:] = 0.0
+        n_clean = est._run_epoch(self.data, order, est.weights_, est.weight_sums_, est.n_seen_,
+                                 records)
+        updated = records[:, 0] > 0
+        est.n_iter_ += 1
+        est.n_updates_ += int(updated.sum())
+        # Ma et al.'s validity: the correct sequence never outscores the prediction
+        scale = np.maximum(1.0, np.abs(records[updated, 2]))
+        est.n_invalid_updates_ += int(
+            np.sum(records[updated, 1] > records[updated, 2] + 1e-9 * scale)
+        )
+        est.update_records_ = records[updated]
+        # perceptron loss: how far the prediction outscored the correct sequence
+        # at the update, 0 for sentences that needed none; mean over sentences
+        loss = float(np.sum(records[updated, 2] - records[updated, 1])) / max(n, 1)
+        return EpochResult(f"epoch {est.n_iter_}", loss, (
+            ("updates", int(updated.sum())),
+            ("training sentences correct", n_clean / max(n, 1)),
+        ))
+
+    def validation_score(self, validation):
+        return self.estimator.score(*validation)
+
+
+class EasyFirstBase(SentenceEstimator, ABC):
     """Weights, epochs and prediction plumbing; see the two public estimators."""
 
     _requires_y = False  # the tagger can read its gold tags from the tokens
@@ -35,9 +76,24 @@ class EasyFirstBase(SentenceEstimator):
 
 
     # --- subclass hooks -------------------------------------------------
-    # _start(sentences, targets): build fitted vocabularies, return (rows, n_actions)
-    # _encode_training(sentences, targets) -> the arrays _run_epoch needs
-    # _run_epoch(data, order, W, U, counter, records) -> number of clean sentences
+    @abstractmethod
+    def _start(self, sentences, targets):
+        """Fit the vocabularies of the first training data; return the weight table's
+        shape ``(rows, n_actions)``."""
+
+    @abstractmethod
+    def _encode_training(self, sentences, targets):
+        """The arrays :meth:`_run_epoch` needs, for validated training data."""
+
+    @abstractmethod
+    def _run_epoch(self, data, order, W, U, counter, records):
+        """One perceptron pass over the sentences of ``data`` in ``order``.
+
+        Updates the weights ``W``, their running sums ``U`` and the sentence
+        counter (a length-1 array) in place, writes each sentence's update
+        record (updated, correct score, predicted score, early, step) into
+        ``records``, and returns the number of sentences that needed no update.
+        """
 
     def _averaged_weights(self):
         """The averaged perceptron weights ``W - U / c`` (or W itself)."""
@@ -59,32 +115,9 @@ class EasyFirstBase(SentenceEstimator):
 
     def _train(self, sentences, targets, n_epochs, X_val, y_val):
         data = self._encode_training(sentences, targets)
-        n = len(sentences)
-        records = np.zeros((n, 5))
-        for _ in range(n_epochs):
-            started = time.perf_counter()
-            order = np.random.default_rng([self.shuffle_seed_, self.n_iter_]).permutation(n)
-            records[:] = 0.0
-            n_clean = self._run_epoch(data, order, self.weights_, self.weight_sums_,
-                                      self.n_seen_, records)
-            updated = records[:, 0] > 0
-            self.n_iter_ += 1
-            self.n_updates_ += int(updated.sum())
-            # Ma et al.'s validity: the correct sequence never outscores the prediction
-            scale = np.maximum(1.0, np.abs(records[updated, 2]))
-            self.n_invalid_updates_ += int(
-                np.sum(records[updated, 1] > records[updated, 2] + 1e-9 * scale)
-            )
-            self.update_records_ = records[updated]
-            if self.verbose:
-                line = (
-                    f"[{type(self).__name__}] epoch {self.n_iter_}: "
-                    f"{time.perf_counter() - started:.1f} s, {int(updated.sum())} updates, "
-                    f"training sentences correct {n_clean / max(n, 1):.4f}"
-                )
-                if X_val is not None:
-                    line += f", validation score {self.score(X_val, y_val):.4f}"
-                print(line, flush=True)
+        _PerceptronEpochs(self, data, len(sentences)).run(
+            n_epochs, name=type(self).__name__, verbose=self.verbose,
+            validation=None if X_val is None else (X_val, y_val))
         return self
 
     def _predict_chunks(self, sentences, predict_chunk):

@@ -64,8 +64,11 @@ class EasyFirstBeamParser(EasyFirstBase):
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of the training sentences before every epoch.
     verbose : int, default=0
-        Print one line per epoch: seconds, updates, training sentences
-        parsed correctly, and the validation UAS when ``X_val`` is given.
+        Print one progress line per epoch: seconds, the mean perceptron loss
+        (how far the prediction outscored the correct sequence at the
+        update), the validation UAS (a fraction, as :meth:`score` returns
+        it) when ``fit`` has ``X_val``, the number of updates and the
+        fraction of training sentences parsed without one.
     n_jobs : int, default=None
         Threads used by ``predict`` (the kernels release the GIL). Training
         is sequential, as the perceptron is.
@@ -123,8 +126,14 @@ class EasyFirstBeamParser(EasyFirstBase):
         y : list of 1-D int arrays
             Gold heads, 1-based, 0 for the root; trees must be projective to
             be reachable (non-projective arcs simply stay unlearnt).
-        X_val, y_val : validation sentences and targets, optional
-            Scored after every epoch for the verbose line.
+        X_val, y_val : list of sentences and list of int arrays, optional
+            Validation data (keyword only), scored with :meth:`score` after
+            every epoch for the progress line when ``verbose`` is set; it
+            does not change the model.
+
+        Returns
+        -------
+        self
         """
         sentences, heads = check_dependency_data(X, y)
         self._init_state(sentences, heads)
@@ -132,7 +141,10 @@ class EasyFirstBeamParser(EasyFirstBase):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, *, X_val=None, y_val=None):
-        """One more epoch over ``(X, y)``, continuing from the current weights."""
+        """One more epoch over ``(X, y)``, continuing from the current weights.
+
+        ``X_val``, ``y_val`` as in :meth:`fit`.
+        """
         sentences, heads = check_dependency_data(X, y)
         if not hasattr(self, "weights_"):
             self._init_state(sentences, heads)

@@ -103,8 +103,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of the training sentences and the folds.
     verbose : int, default=0
-        One line per epoch: seconds, updates, training sentences tagged
-        correctly, validation accuracy when ``X_val`` is given.
+        Print one progress line per epoch: seconds, the mean perceptron
+        loss, the validation token accuracy when ``fit`` has ``X_val``, the
+        number of updates and the fraction of training sentences tagged
+        without one.
     n_jobs : int, default=None
         Threads used by ``predict`` and by the folds of ``fit_transform``
         (the kernels release the GIL). Training one model is sequential.
@@ -223,8 +225,15 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         X : list of sentences
         y : list of tag sequences, optional
             Without it the tags come from each token's ``target`` field.
-        X_val, y_val : validation sentences and targets, optional
-            Scored after every epoch for the verbose line.
+        X_val, y_val : list of sentences and list of tag sequences, optional
+            Validation data (keyword only), scored with :meth:`score` after
+            every epoch for the progress line when ``verbose`` is set
+            (``y_val=None`` reads the tags from the ``target`` field); it
+            does not change the model.
+
+        Returns
+        -------
+        self
         """
         sentences, tags = self._gold_tags(X, y)
         self._init_state(sentences, tags)
@@ -232,7 +241,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, X_val=None, y_val=None):
-        """One more epoch; the tag set and features are fixed by the first call."""
+        """One more epoch; the tag set and features are fixed by the first call.
+
+        ``X_val``, ``y_val`` as in :meth:`fit`.
+        """
         sentences, tags = self._gold_tags(X, y)
         if not hasattr(self, "weights_"):
             self._init_state(sentences, tags)

@@ -1,6 +1,5 @@
 """The scikit-learn estimator of the low-rank tensor parser (Lei et al., ACL 2014)."""
 
-import time
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -11,6 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..metrics import attachment_score
 from ..utils import (
+    EpochResult,
+    EpochTrainer,
     SentenceEstimator,
     Vocabulary,
     check_dependency_data,
@@ -100,6 +101,33 @@ def train_sentence(start, n, gold, features, params, acc, gamma, C, n_features, 
     return loss, pred
 
 
+class _PassiveAggressiveEpochs(EpochTrainer):
+    """The passes of one ``fit``/``partial_fit`` call over encoded training data.
+
+    While the tensor is not initialised (``init="svd"``), the first pass is
+    the tensor-free one (gamma = 1) followed by the SVD initialisation; every
+    other pass is an epoch of the model proper. Both are
+    :meth:`LowRankTensorParser._epoch`.
+    """
+
+    def __init__(self, parser, data, heads):
+        self.parser, self.data, self.heads = parser, data, heads
+
+    def train_epoch(self):
+        parser = self.parser
+        if not parser.tensor_initialised_:
+            loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
+            parser._initialise_tensor(self.data, self.heads, pred)
+            label = "init (gamma=1)"
+        else:
+            loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
+            label = f"epoch {parser.n_iter_}"
+        return EpochResult(label, loss, (("cost-augmented training UAS", train_uas),))
+
+    def validation_score(self, validation):
+        return self.parser.score(*validation)
+
+
 class LowRankTensorParser(SentenceEstimator):
     """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
 
@@ -143,7 +171,10 @@ class LowRankTensorParser(SentenceEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the randomized SVD and the random initialisation.
     verbose : int, default=0
-        Print one line per epoch (time, loss, training and validation UAS).
+        Print one progress line per pass: seconds, mean passive-aggressive
+        loss, the validation UAS (a fraction, as :meth:`score` returns it)
+        when ``fit`` has ``X_val``, and the UAS of the cost-augmented
+        decoding on the training data.
     n_jobs : int or None, default=None
         Threads used by ``predict`` and ``predict_nbest``.
 
@@ -335,24 +366,11 @@ class LowRankTensorParser(SentenceEstimator):
         self.tensor_initialised_ = True
 
     def _run_epochs(self, data, heads, n_epochs, X_val, y_val):
-        for _ in range(n_epochs):
-            tic = time.perf_counter()
-            if not self.tensor_initialised_:
-                loss, train_uas, pred = self._epoch(data, heads, 1.0)
-                self._initialise_tensor(data, heads, pred)
-                self._report("init (gamma=1)", tic, loss, train_uas, X_val, y_val)
-                tic = time.perf_counter()
-            loss, train_uas, _ = self._epoch(data, heads, self.gamma)
-            self._report(f"epoch {self.n_iter_}", tic, loss, train_uas, X_val, y_val)
-
-    def _report(self, label, tic, loss, train_uas, X_val, y_val):
-        if not self.verbose:
-            return
-        line = (f"[LowRankTensorParser] {label}: {time.perf_counter() - tic:.1f}s, "
-                f"mean loss {loss:.3f}, cost-augmented train UAS {100 * train_uas:.2f}")
-        if X_val is not None:
-            line += f", validation UAS {100 * self.score(X_val, y_val):.2f}"
-        print(line, flush=True)
+        # the tensor-free initialisation pass, if still due, comes before the n_epochs
+        n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
+        _PassiveAggressiveEpochs(self, data, heads).run(
+            n_passes, name=type(self).__name__, verbose=self.verbose,
+            validation=None if X_val is None else (X_val, y_val))
 
     def _training_data(self, X, y, reset):
         sentences, heads = check_dependency_data(X, y)
@@ -362,7 +380,7 @@ class LowRankTensorParser(SentenceEstimator):
         return data, flat
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes from scratch.
 
         Parameters
@@ -371,18 +389,25 @@ class LowRankTensorParser(SentenceEstimator):
             Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
         y : list of int arrays
             Gold heads, 1-based, 0 for the root.
-        X_val, y_val : optional validation sentences and heads, scored after
-            every epoch when ``verbose`` is set.
+        X_val, y_val : list of sentences and list of int arrays, optional
+            Validation data (keyword only), scored with :meth:`score` after
+            every pass for the progress line when ``verbose`` is set; it does
+            not change the model.
+
+        Returns
+        -------
+        self
         """
         data, heads = self._training_data(X, y, reset=True)
         self._run_epochs(data, heads, self.n_epochs, X_val, y_val)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, X_val=None, y_val=None):
+    def partial_fit(self, X, y, *, X_val=None, y_val=None):
         """One more pass over ``(X, y)``; the first call also fixes the feature spaces.
 
-        ``k`` calls equal ``fit`` with ``n_epochs=k`` on the same data.
+        ``k`` calls equal ``fit`` with ``n_epochs=k`` on the same data;
+        ``X_val``, ``y_val`` as in :meth:`fit`.
         """
         data, heads = self._training_data(X, y, reset=not hasattr(self, "theta_"))
         self._run_epochs(data, heads, 1, X_val, y_val)

@@ -1,9 +1,10 @@
 """What RankSpacePCFG and RankSpaceHMM share: vocabulary, equal-length batches,
-the Adam training loop with early stopping on validation likelihood, threads."""
+the Adam epochs (run by the shared epoch loop, which keeps the epoch with the best
+validation likelihood and stops early), threads."""
 
 import copy
-import time
 import warnings
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 
 import numba
@@ -12,7 +13,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import SentenceEstimator, Vocabulary, check_sentences, thread_count, token_field
+from ..utils import (
+    EpochResult,
+    EpochTrainer,
+    SentenceEstimator,
+    Vocabulary,
+    check_sentences,
+    thread_count,
+    token_field,
+)
 from ..utils._compat import _fit_context
 from ._nn import Adam
 
@@ -57,13 +66,112 @@ def length_batches(lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-class RankSpaceModelMixin(SentenceEstimator):
-    """Training loop over a model-specific forward/backward (see the two estimators)."""
+class _AdamEpochs(EpochTrainer):
+    """The Adam epochs of one ``fit`` call, on shuffled batches of equal-length sentences.
 
-    # subclasses: _min_length, _factor_names, _init_params, _probabilities,
-    # _backward, _batch_gradients, _batch_log_likelihoods, _tokens_per_sentence
+    Every step minimises the mean negative log-likelihood of its batch's
+    sentences. An epoch whose log-likelihood becomes non-finite puts back the parameters
+    and optimiser state of the last finite epoch, warns and ends training.
+    The loss is the negative log-likelihood per token; the history entry of
+    every epoch goes to the model's ``history_``.
+    """
+
+    def __init__(self, model, encoded, params, optimizer, rng, first_epoch):
+        self.model, self.encoded = model, encoded
+        self.params, self.optimizer, self.rng = params, optimizer, rng
+        self.epoch = first_epoch
+        self.lengths = np.array([len(s) for s in encoded])
+        self.n_tokens = model._count_tokens(encoded)
+        # what to fall back to if a step makes the likelihood non-finite
+        self.last_finite = {k: v.copy() for k, v in params.items()}
+        self.last_finite_state = copy.deepcopy(optimizer.state)
+
+    def train_epoch(self):
+        model, params, optimizer = self.model, self.params, self.optimizer
+        self.epoch += 1
+        total_log_p = 0.0
+        for batch in length_batches(self.lengths, model.batch_size, self.rng):
+            words = np.stack([self.encoded[i] for i in batch])
+            probs, cache = model._probabilities(params)
+            log_p, prob_grads = model._batch_gradients(probs, words)
+            total_log_p += float(log_p.sum())
+            if not np.isfinite(total_log_p):
+                break
+            # the loss is the mean negative log-likelihood of the batch's sentences
+            prob_grads = {k: -g / len(batch) for k, g in prob_grads.items()}
+            optimizer.step(params, model._backward(params, probs, cache, prob_grads))
+        if not np.isfinite(total_log_p):
+            self.params, optimizer.state = self.last_finite, self.last_finite_state
+            warnings.warn(
+                f"{type(model).__name__}: training diverged in epoch {self.epoch} (the "
+                f"log-likelihood became {total_log_p}); stopped there and kept the "
+                f"parameters of the last finite epoch. Try a smaller learning_rate "
+                f"(now {model.learning_rate}).",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+            return None
+        self.last_finite = {k: v.copy() for k, v in params.items()}
+        self.last_finite_state = copy.deepcopy(optimizer.state)
+        return EpochResult(f"epoch {self.epoch}", -(total_log_p / self.n_tokens))
+
+    def validation_score(self, validation):
+        """Mean log-likelihood per token of the encoded validation sentences."""
+        self.model._set_factors(self.model._probabilities(self.params)[0])
+        return self.model._score_encoded(validation)
+
+    def snapshot(self):
+        return {k: v.copy() for k, v in self.params.items()}
+
+    def restore(self, snapshot):
+        self.params = snapshot
+
+    def epoch_done(self, record):
+        entry = {
+            "epoch": self.epoch,
+            "seconds": record.elapsed,
+            "train_log_likelihood_per_token": -record.loss,
+        }
+        if record.validation_score is not None:
+            entry["validation_log_likelihood_per_token"] = record.validation_score
+        self.model.history_.append(entry)
+
+
+class RankSpaceModelMixin(SentenceEstimator, ABC):
+    """Training loop over a model-specific forward/backward (see the two estimators).
+
+    Subclasses set the class attributes below and implement the abstract methods.
+    """
+
+    _min_length: int  # shortest sentence (in encoded tokens) the model generates
+    _betas: tuple  # Adam's (beta1, beta2)
+    _factor_names: tuple  # keys of the probability factors stored in ``factors_``
 
     _requires_y = False  # unsupervised: fit learns from raw sentences
+
+    @abstractmethod
+    def _max_encoded_length(self):
+        """Longest training sentence (in encoded tokens) that is used."""
+
+    @abstractmethod
+    def _init_params(self, n_words, rng):
+        """Fresh free parameters (dict of arrays) for a vocabulary of ``n_words``."""
+
+    @abstractmethod
+    def _probabilities(self, params):
+        """``(probs, cache)``: the probability factors and what :meth:`_backward` needs."""
+
+    @abstractmethod
+    def _backward(self, params, probs, cache, prob_grads):
+        """Gradients of the parameters from the gradients of the probability factors."""
+
+    @abstractmethod
+    def _batch_gradients(self, probs, words):
+        """``(log_p, prob_grads)`` of a ``(batch, length)`` array of word ids."""
+
+    @abstractmethod
+    def _batch_log_likelihoods(self, words):
+        """float64 log-likelihoods of a ``(batch, length)`` array, under ``factors_``."""
 
     # ---- encoding -------------------------------------------------------------------
     def _encode(self, sentences):
@@ -82,14 +190,18 @@ class RankSpaceModelMixin(SentenceEstimator):
 
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, X_val=None):
+    def fit(self, X, y=None, *, X_val=None):
         """Maximise the log-likelihood of the sentences ``X`` (``y`` is ignored).
 
-        ``X_val``, when given, is scored after every epoch: the parameters with
-        the best validation likelihood are kept, and training stops after
-        ``n_iter_no_change`` epochs without improvement. With ``warm_start``
-        a second call continues from the fitted parameters, optimiser state
-        and vocabulary for ``n_epochs`` more epochs.
+        ``X_val`` (keyword only), when given, is scored after every epoch: the
+        parameters with the best validation likelihood are kept, and training
+        stops after ``n_iter_no_change`` epochs without improvement. With
+        ``warm_start`` a second call continues from the fitted parameters,
+        optimiser state and vocabulary for ``n_epochs`` more epochs.
+
+        Returns
+        -------
+        self
         """
         sentences = sentence_forms(X, require_any=True)
         rng = check_random_state(self.random_state)
@@ -118,74 +230,15 @@ class RankSpaceModelMixin(SentenceEstimator):
             params = self._init_params(len(self.vocabulary_), rng)
             self.history_ = []
             first_epoch = 0
-        lengths = np.array([len(s) for s in encoded])
-        best_score, best_params, stale = -np.inf, None, 0
-        # what to fall back to if a step makes the likelihood non-finite
-        last_finite = {k: v.copy() for k, v in params.items()}
-        last_finite_state = copy.deepcopy(optimizer.state)
-        start = time.perf_counter()
+        trainer = _AdamEpochs(self, encoded, params, optimizer, rng, first_epoch)
         with numba_threads(self.n_jobs):
-            for epoch in range(first_epoch, first_epoch + self.n_epochs):
-                total_log_p = 0.0
-                for batch in length_batches(lengths, self.batch_size, rng):
-                    words = np.stack([encoded[i] for i in batch])
-                    probs, cache = self._probabilities(params)
-                    log_p, prob_grads = self._batch_gradients(probs, words)
-                    total_log_p += float(log_p.sum())
-                    if not np.isfinite(total_log_p):
-                        break
-                    # the loss is the mean negative log-likelihood of the batch's sentences
-                    prob_grads = {k: -g / len(batch) for k, g in prob_grads.items()}
-                    optimizer.step(params, self._backward(params, probs, cache, prob_grads))
-                if not np.isfinite(total_log_p):
-                    params, optimizer.state = last_finite, last_finite_state
-                    warnings.warn(
-                        f"{type(self).__name__}: training diverged in epoch {epoch + 1} (the "
-                        f"log-likelihood became {total_log_p}); stopped there and kept the "
-                        f"parameters of the last finite epoch. Try a smaller learning_rate "
-                        f"(now {self.learning_rate}).",
-                        ConvergenceWarning,
-                        stacklevel=2,
-                    )
-                    break
-                last_finite = {k: v.copy() for k, v in params.items()}
-                last_finite_state = copy.deepcopy(optimizer.state)
-                record = {
-                    "epoch": epoch + 1,
-                    "seconds": time.perf_counter() - start,
-                    "train_log_likelihood_per_token": total_log_p / self._count_tokens(encoded),
-                }
-                if validation is not None:
-                    self._set_factors(self._probabilities(params)[0])
-                    record["validation_log_likelihood_per_token"] = self._score_encoded(validation)
-                self.history_.append(record)
-                if self.verbose:
-                    print(self._progress_line(record), flush=True)
-                if validation is not None:
-                    if record["validation_log_likelihood_per_token"] > best_score:
-                        best_score, stale = record["validation_log_likelihood_per_token"], 0
-                        best_params = {k: v.copy() for k, v in params.items()}
-                    else:
-                        stale += 1
-                        if stale >= self.n_iter_no_change:
-                            break
-        if best_params is not None:
-            params = best_params
-        self.params_ = params
+            trainer.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
+                        validation=validation, patience=self.n_iter_no_change)
+        self.params_ = trainer.params
         self.optimizer_state_ = optimizer.state
         self.n_iter_ = len(self.history_)
-        self._set_factors(self._probabilities(params)[0])
+        self._set_factors(self._probabilities(self.params_)[0])
         return self
-
-    def _progress_line(self, record):
-        line = (
-            f"epoch {record['epoch']:3d}  {record['seconds']:8.1f}s  "
-            f"train log-lik/token {record['train_log_likelihood_per_token']:.4f}"
-        )
-        if "validation_log_likelihood_per_token" in record:
-            v = record["validation_log_likelihood_per_token"]
-            line += f"  validation log-lik/token {v:.4f}  perplexity {np.exp(-v):.2f}"
-        return line
 
     def _count_tokens(self, encoded):
         return sum(len(s) for s in encoded)

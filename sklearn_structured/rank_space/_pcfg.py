@@ -134,7 +134,9 @@ class RankSpacePCFG(RankSpaceModelMixin):
         moments, vocabulary) instead of starting afresh.
     random_state : int, RandomState or None
     verbose : int
-        Print one line per epoch.
+        Print one progress line per epoch: seconds, the training negative
+        log-likelihood per token (the loss) and, with ``X_val``, the
+        validation log-likelihood per token (what :meth:`score` returns).
     n_jobs : int or None
         Threads for the kernels' loops over the spans of a batch.
 

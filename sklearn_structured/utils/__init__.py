@@ -4,6 +4,7 @@ from ._base import SentenceEstimator
 from ._compile_notice import announce_compilation
 from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._threads import run_in_threads, thread_count
+from ._training import EpochRecord, EpochResult, EpochTrainer, progress_line
 from ._sentences import (
     Vocabulary,
     as_heads_array,
@@ -19,6 +20,9 @@ from ._sentences import (
 )
 
 __all__ = [
+    "EpochRecord",
+    "EpochResult",
+    "EpochTrainer",
     "SentenceEstimator",
     "Vocabulary",
     "announce_compilation",
@@ -32,6 +36,7 @@ __all__ = [
     "is_model_file",
     "load_model",
     "pack_ragged",
+    "progress_line",
     "run_in_threads",
     "save_model",
     "thread_count",
