@@ -246,7 +246,7 @@ def build_parser():
         prog="sklearn-structured",
         description="Structured prediction for NLP with scikit-learn estimators: train, apply "
         "and evaluate dependency parsers and taggers on CoNLL-U files.",
-        epilog="The first run compiles the numba kernels (a minute or so, cached afterwards).",
+        epilog="The first run compiles the numba kernels (about 20 s, cached afterwards).",
         formatter_class=formatter,
     )
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

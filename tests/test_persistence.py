@@ -119,3 +119,25 @@ def test_unsupported_state_fails_at_save_time(sample, tmp_path):
     with pytest.raises(TypeError, match="extra_"):
         save_model(model, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("name", ["lowrank", "easyfirst"])
+def test_models_of_an_older_fitted_state_are_refused(name, sample, tmp_path):
+    """Weights hashed by an earlier feature hash would predict garbage silently."""
+    model = _fitted(name, sample)
+    state = model.__getstate__()
+    state.pop("_format_version")  # what a pickle of the first format holds
+    with pytest.raises(ValueError, match="fit it again"):
+        type(model).__new__(type(model)).__setstate__(state)
+    assert isinstance(pickle.loads(pickle.dumps(model)), type(model))
+
+    path = tmp_path / "model.npz"
+    save_model(model, path)
+    with np.load(path) as stored:
+        arrays = dict(stored)
+    document = json.loads(arrays["model.json"].tobytes().decode("utf-8"))
+    document["format_version"] = 1
+    arrays["model.json"] = np.frombuffer(json.dumps(document).encode("utf-8"), dtype=np.uint8)
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match="format version 1"):
+        load_model(path)

@@ -2,6 +2,8 @@
 
 from sklearn.base import BaseEstimator
 
+from ._persistence import FORMAT_VERSION
+
 
 class SentenceEstimator(BaseEstimator):
     """A scikit-learn estimator that takes a list of sentences as X.
@@ -13,6 +15,24 @@ class SentenceEstimator(BaseEstimator):
     """
 
     _requires_y = True
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_format_version"] = FORMAT_VERSION
+        return state
+
+    def __setstate__(self, state):
+        # fitted state from another layout (e.g. another feature hash) would
+        # predict garbage without an error, so it is refused
+        version = state.pop("_format_version", 1)
+        fitted = any(k.endswith("_") and not k.startswith("_") for k in state)
+        if fitted and version != FORMAT_VERSION:
+            raise ValueError(
+                f"this {type(self).__name__} was pickled by a version of sklearn-structured "
+                f"whose fitted models are incompatible with this one (model format {version}, "
+                f"this version reads {FORMAT_VERSION}); fit it again"
+            )
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,7 +25,10 @@ import zipfile
 import numpy as np
 
 FORMAT = "sklearn-structured-model"
-FORMAT_VERSION = 1
+# The version of the fitted state, for model files and pickles alike. 2: the
+# feature hash changed (kernels/hashing.py), so weight tables of version 1
+# would index other features.
+FORMAT_VERSION = 2
 _DOCUMENT = "model.json"
 
 def _estimator_class(name):
