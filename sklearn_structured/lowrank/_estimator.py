@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
+from ..kernels.hashing import feature_hash
 from ..metrics import attachment_score
 from ..utils import (
     EpochResult,
@@ -16,19 +17,19 @@ from ..utils import (
     Vocabulary,
     check_dependency_data,
     check_sentences,
+    fit_vocabularies,
     run_in_threads,
     thread_count,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._features import (
+    CORPUS_FIELDS,
     FIELD_OFFSET,
     N_ARC_BUCKETS,
     T_FORM,
     assemble_word_features,
-    build_vocabularies,
     count_word_features,
     encode_sentences,
-    feature_hash,
     word_feature_hashes,
 )
 from ._init import _PAIRS, svd_initialisation, tensor_entries
@@ -245,7 +246,7 @@ class LowRankTensorParser(SentenceEstimator):
 
     def _set_feature_spaces(self, sentences):
         """Vocabularies and word-feature table, from the first training data."""
-        self.vocabularies_ = build_vocabularies(sentences)
+        self.vocabularies_ = fit_vocabularies(sentences, CORPUS_FIELDS)
         if self.word_vectors is not None:
             vectors = _check_word_vectors(self.word_vectors)
             self.vector_vocabulary_ = Vocabulary(vectors)

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ..utils import Vocabulary, token_field
+from ..utils import ROOT_ID, encode_corpus, token_values
 
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
@@ -273,71 +273,35 @@ def assemble_word_features(sent_off, hash_off, columns, vector_id, embeddings, n
 # ------------------------------------------------- sentences -> integer fields
 
 
-def _morph_items(token):
-    feats = token_field(token, "feats")
-    return feats.split("|") if feats else []
-
-
-def token_strings(sentences):
-    """Per-token strings of every field, with the guide's fall-backs.
-
-    A missing lemma falls back to the form; a missing fine tag (XPOS) to the
-    coarse tag (UPOS) and vice versa, and both to the form.
-    """
-    tokens = [tok for sentence in sentences for tok in sentence]
-    forms = [token_field(t, "form") or "" for t in tokens]
-    lemmas = [token_field(t, "lemma") or f for t, f in zip(tokens, forms)]
-    upos = [token_field(t, "upos") for t in tokens]
-    xpos = [token_field(t, "xpos") for t in tokens]
-    tags = [x or u or f for x, u, f in zip(xpos, upos, forms)]
-    ctags = [u or x or f for x, u, f in zip(xpos, upos, forms)]
-    morphs = [_morph_items(t) for t in tokens]
-    return forms, lemmas, tags, ctags, morphs
-
-
-def build_vocabularies(sentences):
-    """Vocabularies of forms, lemmas, tags, coarse tags and morphological features."""
-    forms, lemmas, tags, ctags, morphs = token_strings(sentences)
-    return {
-        "form": Vocabulary(forms),
-        "lemma": Vocabulary(lemmas),
-        "tag": Vocabulary(tags),
-        "ctag": Vocabulary(ctags),
-        "morph": Vocabulary(m for items in morphs for m in items),
-    }
+# The corpus fields LowRank reads: its fine tag is XPOS, its coarse tag UPOS.
+CORPUS_FIELDS = ("form", "lemma", "xpos", "upos", "feats")
 
 
 def encode_sentences(sentences, vocabularies, vector_vocabulary=None):
-    """Pack sentences into flat integer fields with a root slot per sentence.
+    """Pack sentences into integer fields with a root slot per sentence.
 
-    Returns a dict of arrays: ``sent_off`` (sentence s occupies slots
+    The corpus of :func:`sklearn_structured.utils.encode_corpus` with the
+    ids moved past the reserved ones (``FIELD_OFFSET``; root slots ``ROOT``),
+    as a dict of arrays: ``sent_off`` (sentence s occupies slots
     ``sent_off[s]:sent_off[s+1]``, slot 0 the root), ``form``, ``lemma``,
-    ``tag``, ``ctag`` (one id per slot) and ``morph``/``morph_off`` (ragged
-    morphological feature ids per slot), and ``vector_id`` (row of the
-    word-vector table, looked up by form then lower-cased form) when a
-    ``vector_vocabulary`` is given.
+    ``tag`` (XPOS), ``ctag`` (UPOS) and ``morph``/``morph_off`` (ragged
+    FEATS ids per slot), and ``vector_id`` (row of the word-vector table,
+    looked up by form then lower-cased form) when a ``vector_vocabulary`` is
+    given.
     """
-    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
-    sent_off = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(lengths + 1, out=sent_off[1:])
-    is_token = np.ones(sent_off[-1], dtype=bool)
-    is_token[sent_off[:-1]] = False
-    forms, lemmas, tags, ctags, morphs = token_strings(sentences)
-    encoded = {"sent_off": sent_off}
-    for name, strings in (("form", forms), ("lemma", lemmas), ("tag", tags), ("ctag", ctags)):
-        field = np.full(sent_off[-1], ROOT, dtype=np.int64)
-        field[is_token] = vocabularies[name].encode(strings) + FIELD_OFFSET
-        encoded[name] = field
-    n_morph = np.zeros(sent_off[-1], dtype=np.int64)
-    n_morph[is_token] = np.fromiter((len(m) for m in morphs), dtype=np.int64, count=len(morphs))
-    morph_off = np.zeros(sent_off[-1] + 1, dtype=np.int64)
-    np.cumsum(n_morph, out=morph_off[1:])
+    corpus = encode_corpus(sentences, vocabularies, root=True)
+    encoded = {"sent_off": corpus.offsets}
+    for name, field in (("form", "form"), ("lemma", "lemma"), ("tag", "xpos"), ("ctag", "upos")):
+        ids = corpus[field]
+        encoded[name] = np.where(ids == ROOT_ID, ROOT, ids + FIELD_OFFSET)
     if vector_vocabulary is not None:
         stoi = vector_vocabulary.stoi
-        ids = np.fromiter((stoi.get(f, stoi.get(f.lower(), 0)) for f in forms), dtype=np.int64)
-        vector_id = np.full(sent_off[-1], ROOT, dtype=np.int64)
-        vector_id[is_token] = ids + FIELD_OFFSET
+        forms = token_values(sentences, "form")
+        ids = np.fromiter((stoi.get(f, stoi.get(f.lower(), 0)) for f in forms), dtype=np.int64,
+                          count=len(forms))
+        vector_id = np.full(corpus.offsets[-1], ROOT, dtype=np.int64)
+        vector_id[encoded["form"] != ROOT] = ids + FIELD_OFFSET
         encoded["vector_id"] = vector_id
-    encoded["morph_off"] = morph_off
-    encoded["morph"] = vocabularies["morph"].encode(m for items in morphs for m in items) + FIELD_OFFSET
+    encoded["morph_off"] = corpus["feats_offsets"]
+    encoded["morph"] = corpus["feats"] + FIELD_OFFSET
     return encoded

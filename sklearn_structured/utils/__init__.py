@@ -2,6 +2,7 @@
 
 from ._base import SentenceEstimator
 from ._compile_notice import announce_compilation
+from ._corpus import FIELDS, ROOT_ID, Corpus, encode_corpus, fit_vocabularies, token_values
 from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._threads import run_in_threads, thread_count
 from ._training import EpochRecord, EpochResult, EpochTrainer, progress_line
@@ -20,9 +21,12 @@ from ._sentences import (
 )
 
 __all__ = [
+    "Corpus",
     "EpochRecord",
     "EpochResult",
     "EpochTrainer",
+    "FIELDS",
+    "ROOT_ID",
     "SentenceEstimator",
     "Vocabulary",
     "announce_compilation",
@@ -32,7 +36,9 @@ __all__ = [
     "check_dependency_data",
     "check_sentences",
     "check_tagging_data",
+    "encode_corpus",
     "find_heads_error",
+    "fit_vocabularies",
     "is_model_file",
     "load_model",
     "pack_ragged",
@@ -41,6 +47,7 @@ __all__ = [
     "save_model",
     "thread_count",
     "token_field",
+    "token_values",
     "unpack_ragged",
     "word_shape",
 ]

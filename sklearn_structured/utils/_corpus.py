@@ -1,0 +1,122 @@
+"""Sentences become integer arrays here: one reading of tokens for every estimator.
+
+A packed corpus holds, for the fields an estimator asks for, one int64 id
+per token slot, sentences laid end to end (``offsets[s]:offsets[s + 1]`` is
+sentence s); with ``root=True`` every sentence starts with a root slot, whose
+id is :data:`ROOT_ID` in every field. Ids come from vocabularies fitted once
+on the training sentences (:func:`fit_vocabularies`); 0 is the unknown id,
+also given to a token that has no value for the field at all.
+
+Every estimator reads a token's fields the same way; where a field is
+missing (a plain ``str`` token, the CoNLL-U placeholder ``_``) the fall-backs
+are:
+
+``form``     the form, or the empty string
+``lower``    the lower-cased form
+``lemma``    the lemma, else the form
+``upos``     the universal (coarse) tag, else XPOS, else the form
+``xpos``     the language-specific (fine) tag, else UPOS, else the form
+``feats``    the ``|``-separated FEATS items (none when absent); a ragged
+             field, so the corpus also holds ``feats_offsets`` per token slot
+``deprel``   the dependency relation, else the unknown id
+
+so a parser runs on forms alone, reading the form where tags would be.
+"""
+
+import numpy as np
+
+from ._sentences import Vocabulary, token_field
+
+ROOT_ID = -1
+RAGGED_FIELDS = ("feats",)
+
+
+def _form(token):
+    return token_field(token, "form") or ""
+
+
+def _items(feats):
+    return feats.split("|") if feats else []
+
+
+_READERS = {
+    "form": _form,
+    "lower": lambda t: _form(t).lower(),
+    "lemma": lambda t: token_field(t, "lemma") or _form(t),
+    "upos": lambda t: token_field(t, "upos") or token_field(t, "xpos") or _form(t),
+    "xpos": lambda t: token_field(t, "xpos") or token_field(t, "upos") or _form(t),
+    "feats": lambda t: _items(token_field(t, "feats")),
+    "deprel": lambda t: token_field(t, "deprel"),
+}
+FIELDS = tuple(_READERS)
+
+
+class Corpus:
+    """Packed sentences: ``offsets`` and one id array per field, ``corpus[field]``."""
+
+    def __init__(self, offsets, fields):
+        self.offsets = offsets
+        self.fields = fields
+
+    def __getitem__(self, field):
+        return self.fields[field]
+
+    @property
+    def n_sentences(self):
+        return len(self.offsets) - 1
+
+
+def _check_fields(fields):
+    unknown = [f for f in fields if f not in _READERS]
+    if unknown:
+        raise ValueError(f"unknown corpus fields {unknown}; the fields are {FIELDS}")
+
+
+def token_values(sentences, field):
+    """The strings of ``field`` for every token of ``sentences``, with the fall-backs above.
+
+    A ragged field gives one list of strings per token.
+    """
+    _check_fields([field])
+    read = _READERS[field]
+    return [read(token) for sentence in sentences for token in sentence]
+
+
+def fit_vocabularies(sentences, fields, *, min_count=1):
+    """One :class:`Vocabulary` per field, from the training sentences."""
+    _check_fields(fields)
+    vocabularies = {}
+    for field in fields:
+        values = token_values(sentences, field)
+        if field in RAGGED_FIELDS:
+            values = (item for items in values for item in items)
+        vocabularies[field] = Vocabulary((v for v in values if v is not None),
+                                         min_count=min_count)
+    return vocabularies
+
+
+def encode_corpus(sentences, vocabularies, *, root=False):
+    """Pack ``sentences`` with the fitted ``vocabularies`` (one field per vocabulary)."""
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+    slots = lengths + 1 if root else lengths
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(slots, out=offsets[1:])
+    is_token = np.ones(offsets[-1], dtype=bool)
+    if root:
+        is_token[offsets[:-1]] = False
+    fields = {}
+    for field, vocabulary in vocabularies.items():
+        values = token_values(sentences, field)
+        if field in RAGGED_FIELDS:
+            counts = np.zeros(offsets[-1], dtype=np.int64)
+            counts[is_token] = np.fromiter((len(v) for v in values), dtype=np.int64,
+                                           count=len(values))
+            item_offsets = np.zeros(offsets[-1] + 1, dtype=np.int64)
+            np.cumsum(counts, out=item_offsets[1:])
+            fields[field] = vocabulary.encode(item for items in values for item in items)
+            fields[field + "_offsets"] = item_offsets
+            continue
+        ids = np.full(offsets[-1], ROOT_ID, dtype=np.int64)
+        ids[is_token] = vocabulary.encode(values)
+        fields[field] = ids
+    return Corpus(offsets, fields)
