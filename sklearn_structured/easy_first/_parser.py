@@ -5,27 +5,16 @@ from numbers import Integral
 import numpy as np
 
 from ..metrics import attachment_score
-from ..utils import check_dependency_data, check_sentences, token_field
+from ..utils import check_dependency_data, check_sentences, encode_corpus, fit_vocabularies
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _parser_kernels as kernels
 from ._base import EasyFirstBase
-from ._hashing import encode_strings
 
 
-def _encode_sentences(sentences, pos):
-    """Flat hashed word and POS ids plus offsets; words are lowercased forms."""
-    memo = {}
-    lengths = np.fromiter((len(s) for s in sentences), np.int64, len(sentences))
-    offsets = np.zeros(len(sentences) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    forms = []
-    tags = []
-    for sentence in sentences:
-        for token in sentence:
-            form = token_field(token, "form")
-            forms.append(form.lower() if form is not None else None)
-            tags.append(token_field(token, pos))
-    return encode_strings(forms, memo), encode_strings(tags, memo), offsets
+def _encode_sentences(sentences, vocabularies, pos):
+    """Flat word ids (lower-cased forms) and POS ids, and sentence offsets."""
+    corpus = encode_corpus(sentences, vocabularies)
+    return corpus["lower"], corpus[pos], corpus.offsets
 
 
 class EasyFirstBeamParser(EasyFirstBase):
@@ -58,7 +47,9 @@ class EasyFirstBeamParser(EasyFirstBase):
         beam with copies of one state. False is the paper's Algorithm 1
         verbatim. Updates stay valid either way.
     pos : {"upos", "xpos"}, default="upos"
-        Token field holding the POS tag used by the features.
+        Token field holding the POS tag used by the features. A token
+        without it reads the other tag field, then its form (the library's
+        one reading of tokens, :func:`sklearn_structured.utils.token_values`).
     hash_bits : int, default=20
         Log2 of the number of rows of the hashed weight table.
     random_state : int, RandomState instance or None, default=None
@@ -75,6 +66,9 @@ class EasyFirstBeamParser(EasyFirstBase):
 
     Attributes
     ----------
+    vocabularies_ : dict of Vocabulary
+        Lower-cased forms (``"lower"``) and tags (the ``pos`` field) of the
+        first training data; other words and tags share the unknown id.
     weights_, weight_sums_ : ndarray of shape (2 ** hash_bits, 2)
         Current perceptron weights and the running sums used for averaging.
     n_iter_ : int
@@ -151,10 +145,11 @@ class EasyFirstBeamParser(EasyFirstBase):
         return self._train(sentences, heads, 1, X_val, y_val)
 
     def _start(self, sentences, heads):
+        self.vocabularies_ = fit_vocabularies(sentences, ("lower", self.pos))
         return 1 << self.hash_bits, 2
 
     def _encode_training(self, sentences, heads):
-        words, tags, offsets = _encode_sentences(sentences, self.pos)
+        words, tags, offsets = _encode_sentences(sentences, self.vocabularies_, self.pos)
         gold = np.concatenate(heads) - 1  # 0-based, -1 for the root
         n_children = np.zeros_like(gold)
         for i in range(len(sentences)):
@@ -174,7 +169,7 @@ class EasyFirstBeamParser(EasyFirstBase):
         sentences = check_sentences(X)
 
         def parse_chunk(W, chunk):
-            words, tags, offsets = _encode_sentences(chunk, self.pos)
+            words, tags, offsets = _encode_sentences(chunk, self.vocabularies_, self.pos)
             heads = np.empty(len(words), np.int64)
             order = np.empty(len(words), np.int64)
             unused = np.zeros(len(words), np.int64)

@@ -23,12 +23,22 @@ sum ``U`` of ``c * delta`` over all updates, so that the averaged weights are
 import numpy as np
 from numba import njit
 
+from ..kernels.hashing import feature_hash
 from ._beam import action_key, offer_candidate
-from ._hashing import NO_CHILD, OUTSIDE, feature_index
+
+# Sentinel values of the features (token ids are vocabulary ids, never negative).
+OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
+NO_CHILD = -3  # the partial tree has no child on that side
 
 LEFT = 0
 RIGHT = 1
 N_FEATURES = 92  # templates per position; see parser_features
+
+
+@njit(cache=True, nogil=True, inline="always")
+def feature_index(template, a, b, c, d, mask):
+    """Weight row of feature ``(template, a, b, c, d)`` in a table of ``mask + 1`` rows."""
+    return feature_hash(template, a, b, c, d, 0) & mask
 
 
 @njit(cache=True, nogil=True)
