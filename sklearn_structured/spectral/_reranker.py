@@ -22,18 +22,14 @@ from sklearn.utils.validation import check_is_fitted
 from ..metrics import attachment_score, is_punctuation
 from ..utils import (
     SentenceEstimator,
-    Vocabulary,
     check_dependency_data,
     check_sentences,
-    token_field,
+    encode_corpus,
+    fit_vocabularies,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._rerank_kernels import rerank, train_perceptron
 from ._scorer import SpectralTreeScorer
-
-
-def _tag(token):
-    return token_field(token, "upos") or token_field(token, "xpos") or token_field(token, "form")
 
 
 def _seeded_clone(estimator, rng):
@@ -171,9 +167,8 @@ class NBestReranker(SentenceEstimator):
         return scorer.score_samples([sentences[s] for s in cands.sentence], cands.heads_list)
 
     def _tags(self, sentences):
-        ids = [self.tag_vocabulary_.encode([_tag(t) for t in s]) for s in sentences]
-        tok_off = np.concatenate([[0], np.cumsum([len(s) for s in sentences])]).astype(np.int64)
-        return np.concatenate(ids).astype(np.int64), tok_off
+        corpus = encode_corpus(sentences, {"upos": self.tag_vocabulary_})
+        return corpus["upos"], corpus.offsets
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, train_nbest=None):
@@ -213,7 +208,7 @@ class NBestReranker(SentenceEstimator):
                     fitted, [sentences[j] for j in test], subset)
         self.scorers_ = [_seeded_clone(scorer, rng).fit(sentences, heads) for scorer in self.scorers]
 
-        self.tag_vocabulary_ = Vocabulary(_tag(t) for s in sentences for t in s)
+        self.tag_vocabulary_ = fit_vocabularies(sentences, ("upos",))["upos"]
         tags, tok_off = self._tags(sentences)
         dense = self._dense(sentences, cands, scorer_log_probs)
         # a few candidates sit far below their list's best (floored or very
