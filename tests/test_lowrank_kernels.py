@@ -20,7 +20,8 @@ from sklearn_structured.lowrank._features import (
     arc_feature_ids,
     max_arc_features,
 )
-from sklearn_structured.lowrank._estimator import _DECODERS, _token_features, train_sentence
+from sklearn_structured.lowrank._estimator import _DECODERS, _token_arrays, train_sentence
+from sklearn_structured.lowrank._kernels import Config, Weights
 from sklearn_structured.lowrank._init import svd_initialisation
 from sklearn_structured.utils import find_heads_error
 
@@ -100,8 +101,11 @@ def test_arc_scores_match_dense_formula(parser):
 
 
 def run_train_sentence(parser, data, n, gold, params, acc, gamma, C, counter):
-    return train_sentence(0, n, gold, _token_features(data), params, acc, gamma, C,
-                          parser.n_features, True, _DECODERS["chu_liu_edmonds"], counter)
+    order = ("theta", "U", "V", "W")
+    return train_sentence(0, n, gold, _token_arrays(data), Weights(*(params[k] for k in order)),
+                          Weights(*(acc[k] for k in order)),
+                          Config(gamma, C, parser.n_features, True),
+                          _DECODERS["chu_liu_edmonds"], counter)
 
 
 @pytest.mark.parametrize("counter", [0, 1, 2])

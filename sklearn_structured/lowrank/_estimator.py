@@ -33,7 +33,7 @@ from ._features import (
     word_feature_hashes,
 )
 from ._init import _PAIRS, svd_initialisation, tensor_entries
-from ._kernels import passive_aggressive_update, sentence_arc_scores
+from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
 # word features seen fewer times in the first training data get no column of U, V
 MIN_WORD_FEATURE_COUNT = 2
@@ -72,33 +72,28 @@ def _check_word_vectors(word_vectors):
     return vectors
 
 
-def _token_features(data):
-    """The arrays of an encoded corpus that the arc-score kernels read, in their order."""
-    return (data["form"], data["lemma"], data["tag"], data["ctag"],
-            data["wf_off"], data["wf_idx"], data["wf_val"])
+def _token_arrays(data):
+    """The arrays of an encoded corpus that the arc-score kernels read."""
+    return TokenArrays(data["form"], data["lemma"], data["tag"], data["ctag"],
+                       data["wf_off"], data["wf_idx"], data["wf_val"])
 
 
-def train_sentence(start, n, gold, features, params, acc, gamma, C, n_features, use_pos,
-                   decode, counter):
+def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter):
     """One passive-aggressive step on the sentence at ``start``: returns (loss, predicted heads).
 
     Cost-augmented decoding (score plus Hamming distance to ``gold``) finds
     the most violating tree, then :func:`passive_aggressive_update` moves
-    ``params`` (and the averaging accumulators ``acc``) in place. The steps
-    are separate kernels called from Python, a few microseconds per call:
-    one kernel holding them all would be compiled, and optimised again as a
-    whole, on first use, for seconds more.
+    ``params`` (and the averaging sums ``sums``, both :class:`Weights`) in
+    place. The steps are separate kernels called from Python, a few
+    microseconds per call: one kernel holding them all would be compiled,
+    and optimised again as a whole, on first use, for seconds more.
     """
-    scores, Uh, Vm, Wb = sentence_arc_scores(
-        start, n, *features, params["theta"], params["U"], params["V"], params["W"],
-        float(gamma), int(n_features), bool(use_pos))
+    scores, Uh, Vm, Wb = sentence_arc_scores(start, n, tokens, params, config)
     augmented = scores + 1.0
     augmented[gold, np.arange(1, n + 1)] -= 1.0
     pred = decode(augmented)
-    loss = passive_aggressive_update(
-        start, n, gold, pred, scores, augmented, Uh, Vm, Wb, *features,
-        params["theta"], acc["theta"], params["U"], acc["U"], params["V"], acc["V"],
-        params["W"], acc["W"], float(gamma), float(C), int(n_features), bool(use_pos), counter)
+    loss = passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, Wb,
+                                     tokens, params, sums, config, counter)
     return loss, pred
 
 
@@ -323,7 +318,10 @@ class LowRankTensorParser(SentenceEstimator):
         # lazy averaging: recover the accumulators from (current, average, T)
         acc = {name: (current[name] - averaged[name]) * T for name in _PARAMETERS}
         sent_off = data["sent_off"]
-        features = _token_features(data)
+        tokens = _token_arrays(data)
+        params = Weights(*(current[name] for name in _PARAMETERS))
+        sums = Weights(*(acc[name] for name in _PARAMETERS))
+        config = self._config(gamma)
         decode = _DECODERS[self.decoder]
         pred = np.zeros_like(heads)
         losses = np.zeros(len(sent_off) - 1)
@@ -333,8 +331,7 @@ class LowRankTensorParser(SentenceEstimator):
             n = sent_off[s + 1] - start - 1
             lo = start - s  # flat token offset: no root slot in heads and pred
             losses[s], pred[lo:lo + n] = train_sentence(
-                start, n, heads[lo:lo + n], features, current, acc, gamma, self.C,
-                self.n_features, self.use_pos, decode, counter)
+                start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter)
             counter += 1
         self.n_updates_ = counter
         averaged = {name: current[name] - acc[name] / max(counter, 1) for name in _PARAMETERS}
@@ -421,15 +418,16 @@ class LowRankTensorParser(SentenceEstimator):
         sentences = check_sentences(X)
         return sentences, self._encode(sentences)
 
-    def _weights(self):
-        return (self.theta_, self.U_, self.V_, self.W_, float(self.gamma),
-                int(self.n_features), bool(self.use_pos))
+    def _config(self, gamma):
+        return Config(float(gamma), float(self.C), int(self.n_features), bool(self.use_pos))
 
     def _sentence_scores(self, data, s):
-        """Arc score matrix of sentence ``s`` of an encoded corpus."""
+        """Arc score matrix of sentence ``s`` of an encoded corpus, under the fitted weights."""
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
-        return sentence_arc_scores(start, n, *_token_features(data), *self._weights())[0]
+        weights = Weights(self.theta_, self.U_, self.V_, self.W_)
+        return sentence_arc_scores(start, n, _token_arrays(data), weights,
+                                   self._config(self.gamma))[0]
 
     def _map_sentences(self, data, function):
         """``[function(s) for s in sentences]`` over contiguous ranges, one per thread.

@@ -1,10 +1,11 @@
 """Numba kernels of the low-rank tensor parser: arc scores and one training step.
 
-Parameters are plain arrays: ``theta`` (hashed MST weights), ``U`` and ``V``
-of shape (n_word_columns, rank) and ``W`` of shape (N_ARC_BUCKETS, rank),
-stored feature-major so that one feature's r weights are contiguous. A
-corpus is the dict of :func:`~._features.encode_sentences` plus the ragged
-word features ``wf_off``/``wf_idx``/``wf_val``.
+The parameters are plain arrays: ``theta`` (hashed MST weights), ``U`` and
+``V`` of shape (n_word_columns, rank) and ``W`` of shape (N_ARC_BUCKETS,
+rank), stored feature-major so that one feature's r weights are contiguous.
+The entry points take them, the encoded corpus and the settings as three
+named tuples built at call time (:class:`TokenArrays`, :class:`Weights`,
+:class:`Config`), so the fitted estimator keeps plain arrays.
 
 The arc score (Lei et al. 2014, Eq. 3) is
 
@@ -15,14 +16,44 @@ The arc score (Lei et al. 2014, Eq. 3) is
 per bucket, so the tensor part of all n^2 arcs costs O(n^2 r).
 
 Averaging uses the lazy trick (Daume 2006): beside each weight array ``w``
-an accumulator ``acc`` receives ``c * delta`` for an update made after c
+an accumulator (the ``sums``) receives ``c * delta`` for an update made after c
 instances, and the average over T instances is ``w - acc / T``.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
+
+
+class TokenArrays(NamedTuple):
+    """The arrays of an encoded corpus that the arc scores read (root slot per sentence)."""
+
+    form: np.ndarray
+    lemma: np.ndarray
+    tag: np.ndarray
+    ctag: np.ndarray
+    wf_off: np.ndarray  # word features of slot t: wf_idx/wf_val[wf_off[t]:wf_off[t + 1]]
+    wf_idx: np.ndarray
+    wf_val: np.ndarray
+
+
+class Weights(NamedTuple):
+    """theta, U, V, W (or their averaging sums), updated in place by training."""
+
+    theta: np.ndarray
+    U: np.ndarray
+    V: np.ndarray
+    W: np.ndarray
+
+
+class Config(NamedTuple):
+    gamma: float
+    C: float
+    n_features: int
+    use_pos: bool
 
 
 # Small helpers with one or two call sites are inlined (inline="always"):
@@ -86,24 +117,24 @@ def sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos
 
 
 @njit(cache=True, nogil=True)
-def sentence_arc_scores(start, n, form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                        theta, U, V, W, gamma, n_features, use_pos):
-    """Arc score matrix of one sentence, and the projections behind its tensor part.
+def sentence_arc_scores(start, n, tokens, weights, config):
+    """Arc score matrix of the sentence at slot ``start`` with ``n`` words.
 
-    Returns ``(scores, Uh, Vm, Wb)``; the projections are zeros when
-    gamma == 1 (no tensor).
+    Returns ``(scores, Uh, Vm, Wb)``: the projections behind the tensor part
+    are zeros when gamma == 1 (no tensor).
     """
-    rank = U.shape[1]
-    if gamma < 1.0:
-        Uh = project_tokens(U, start, n, wf_off, wf_idx, wf_val)
-        Vm = project_tokens(V, start, n, wf_off, wf_idx, wf_val)
-        Wb = project_buckets(W)
+    rank = weights.U.shape[1]
+    if config.gamma < 1.0:
+        Uh = project_tokens(weights.U, start, n, tokens.wf_off, tokens.wf_idx, tokens.wf_val)
+        Vm = project_tokens(weights.V, start, n, tokens.wf_off, tokens.wf_idx, tokens.wf_val)
+        Wb = project_buckets(weights.W)
     else:
         Uh = np.zeros((n + 1, rank))
         Vm = Uh
         Wb = np.zeros((N_ARC_BUCKETS, rank))
-    scores = sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
-                             gamma, Uh, Vm, Wb)
+    scores = sentence_scores(start, n, tokens.form, tokens.lemma, tokens.tag, tokens.ctag,
+                             weights.theta, config.n_features, config.use_pos, config.gamma,
+                             Uh, Vm, Wb)
     return scores, Uh, Vm, Wb
 
 
@@ -274,9 +305,7 @@ def passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, te
 
 @njit(cache=True, nogil=True)
 def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, Wb,
-                              form, lemma, tag, ctag, wf_off, wf_idx, wf_val,
-                              theta, theta_acc, U, U_acc, V, V_acc, W, W_acc,
-                              gamma, C, n_features, use_pos, counter):
+                              tokens, weights, sums, config, counter):
     """One passive-aggressive update towards ``gold`` and away from ``pred``; returns the loss.
 
     ``scores`` and ``Uh``/``Vm``/``Wb`` are those of :func:`sentence_arc_scores`,
@@ -284,36 +313,40 @@ def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, W
     decoded (the most violating tree). theta is updated with U, V or W,
     which one chosen by ``counter % 3`` (the alternating pairs of the
     paper); ``counter`` is the number of instances seen before this one,
-    for the lazy averaging.
+    and ``sums`` receives ``counter`` times each change, for the lazy
+    averaging.
     """
-    rank = U.shape[1]
+    gamma = config.gamma
+    rank = weights.U.shape[1]
     loss = tree_score(augmented, pred) - tree_score(scores, gold)
     if loss <= 0.0:
         return 0.0
-    theta_ids, theta_val = theta_difference(start, n, gold, pred, form, lemma, tag, ctag,
-                                            use_pos, n_features)
+    theta_ids, theta_val = theta_difference(start, n, gold, pred, tokens.form, tokens.lemma,
+                                            tokens.tag, tokens.ctag, config.use_pos,
+                                            config.n_features)
     which = counter % 3
     if gamma < 1.0:
-        tensor_ids, tensor_rows = tensor_difference(which, start, n, gold, pred,
-                                                    wf_off, wf_idx, wf_val, Uh, Vm, Wb)
+        tensor_ids, tensor_rows = tensor_difference(which, start, n, gold, pred, tokens.wf_off,
+                                                    tokens.wf_idx, tokens.wf_val, Uh, Vm, Wb)
     else:
         tensor_ids = np.zeros(0, dtype=np.int64)
         tensor_rows = np.zeros((0, rank))
-    tau = passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, tensor_rows)
+    tau = passive_aggressive_step(loss, gamma, config.C, theta_ids, theta_val, tensor_ids,
+                                  tensor_rows)
     if gamma > 0.0:
         step = tau * gamma
         for j in range(len(theta_ids)):
             delta = step * theta_val[j]
-            theta[theta_ids[j]] += delta
-            theta_acc[theta_ids[j]] += counter * delta
+            weights.theta[theta_ids[j]] += delta
+            sums.theta[theta_ids[j]] += counter * delta
     if gamma < 1.0:
         step = tau * (1.0 - gamma)
         if which == 0:
-            M, M_acc = U, U_acc
+            M, M_acc = weights.U, sums.U
         elif which == 1:
-            M, M_acc = V, V_acc
+            M, M_acc = weights.V, sums.V
         else:
-            M, M_acc = W, W_acc
+            M, M_acc = weights.W, sums.W
         for j in range(len(tensor_ids)):
             f = tensor_ids[j]
             for r in range(rank):
