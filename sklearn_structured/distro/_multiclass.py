@@ -1,69 +1,15 @@
 """DistroSVM: a multiclass structural SVM with learned label vectors."""
 
-from numbers import Integral, Real
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._compat import _fit_context
 from . import _kernels
-from ._alternating import Problem, fit_alternating
-
-DISTRO_PARAMETER_CONSTRAINTS = {
-    "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "label_vectors": [StrOptions({"learned", "onehot"})],
-    "alpha": [Interval(Real, 0, None, closed="neither")],
-    "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
-    "label_learning_rate": [Interval(Real, 0, None, closed="neither")],
-    "init": [StrOptions({"random", "onehot"})],
-    "n_rounds": [Interval(Integral, 0, None, closed="left")],
-    "n_epochs": [Interval(Integral, 1, None, closed="left")],
-    "n_init": [Interval(Integral, 1, None, closed="left")],
-    "random_state": ["random_state"],
-    "verbose": ["verbose"],
-}
-
-
-def _resolve_n_components(estimator, n_labels):
-    """d: the number of labels for one-hot vectors or when None, else n_components."""
-    n_components = estimator.n_components
-    if estimator.label_vectors == "onehot" or n_components is None:
-        return n_labels
-    if estimator.init == "onehot" and n_components != n_labels:
-        raise ValueError(
-            f"init='onehot' needs n_components=None or {n_labels} "
-            f"(the number of labels), got {n_components}"
-        )
-    return n_components
-
-
-def fit_label_model(estimator, problem, n_labels, validation=None):
-    """Run Algorithm 1 with ``estimator``'s parameters and store the fitted attributes.
-
-    Sets ``label_vectors_``, ``coef_``, ``intercept_`` and ``objective_curve_``;
-    returns the transition matrix (unused by atomic problems). ``validation``
-    is an optional ``score(A, V, T)`` for the progress lines.
-    """
-    A, V, T, curve = fit_alternating(
-        problem, n_labels, n_components=_resolve_n_components(estimator, n_labels),
-        learned=estimator.label_vectors == "learned",
-        init_onehot=estimator.label_vectors == "onehot" or estimator.init == "onehot",
-        alpha=estimator.alpha, nuclear_penalty=estimator.nuclear_penalty,
-        label_learning_rate=estimator.label_learning_rate, n_rounds=estimator.n_rounds,
-        n_epochs=estimator.n_epochs, n_init=estimator.n_init,
-        rng=check_random_state(estimator.random_state), verbose=estimator.verbose,
-        name=type(estimator).__name__, validation=validation,
-    )
-    estimator.label_vectors_ = A
-    estimator.coef_ = np.ascontiguousarray(V[:-1].T)
-    estimator.intercept_ = V[-1].copy()
-    estimator.objective_curve_ = curve
-    return T
+from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
 
 class _MulticlassProblem(Problem):

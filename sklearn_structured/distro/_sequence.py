@@ -12,8 +12,7 @@ from ..metrics import token_accuracy
 from ..utils import SentenceEstimator, check_sentences, check_tagging_data, token_field, word_shape
 from ..utils._compat import Interval, _fit_context
 from . import _kernels
-from ._alternating import Problem
-from ._multiclass import DISTRO_PARAMETER_CONSTRAINTS, fit_label_model
+from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
 
 def emission_features(sentence):
