@@ -42,7 +42,7 @@ from .kernels import (
     eisner_inside_outside,
     eisner_kbest_kernel,
 )
-from .utils import run_in_threads, thread_count
+from .utils import map_ranges
 
 __all__ = ["chu_liu_edmonds", "decode_batch", "eisner", "eisner_kbest", "eisner_marginals"]
 
@@ -280,11 +280,8 @@ def decode_batch(score_matrices, algorithm="eisner", single_root=True, n_jobs=No
             return eisner_argmax_batch(flat_scores, offsets, lengths[lo:hi])
         return chu_liu_edmonds_argmax_batch(flat_scores, offsets, lengths[lo:hi], bool(single_root))
 
-    n_chunks = min(thread_count(n_jobs), len(matrices))
     # chunks of about equal work (cubic in length for Eisner, quadratic for CLE)
-    work = np.cumsum((lengths + 1.0) ** (3 if algorithm == "eisner" else 2))
-    bounds = np.searchsorted(work, work[-1] * np.arange(1, n_chunks) / n_chunks)
-    bounds = np.unique(np.concatenate([[0], bounds, [len(matrices)]]))
-    parts = run_in_threads(decode, zip(bounds[:-1], bounds[1:]), len(bounds) - 1)
+    work = (lengths + 1.0) ** (3 if algorithm == "eisner" else 2)
+    parts = map_ranges(decode, len(matrices), n_jobs, work=work)
     flat_heads = np.concatenate(parts)
     return [flat_heads[head_offsets[i]:head_offsets[i + 1]].copy() for i in range(len(matrices))]

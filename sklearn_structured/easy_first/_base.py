@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import EpochResult, EpochTrainer, SentenceEstimator, run_in_threads, thread_count
+from ..utils import EpochResult, EpochTrainer, SentenceEstimator, map_ranges
 from ..utils._compat import Interval
 
 
@@ -125,8 +125,5 @@ class EasyFirstBase(SentenceEstimator, ABC):
         on each, in threads when n_jobs asks; returns the per-chunk results in order."""
         check_is_fitted(self, "weights_")
         W = self._averaged_weights()
-        n_threads = thread_count(self.n_jobs)
-        n_chunks = max(1, min(len(sentences), n_threads))
-        bounds = np.linspace(0, len(sentences), n_chunks + 1).astype(int)
-        chunks = [(W, sentences[bounds[k]:bounds[k + 1]]) for k in range(n_chunks)]
-        return run_in_threads(predict_chunk, chunks, n_threads)
+        return map_ranges(lambda lo, hi: predict_chunk(W, sentences[lo:hi]), len(sentences),
+                          self.n_jobs)

@@ -18,8 +18,7 @@ from ..utils import (
     check_dependency_data,
     check_sentences,
     fit_vocabularies,
-    run_in_threads,
-    thread_count,
+    map_ranges,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._features import (
@@ -434,11 +433,8 @@ class LowRankTensorParser(SentenceEstimator):
 
         The kernels release the GIL, so the threads decode in parallel.
         """
-        n_sentences = len(data["sent_off"]) - 1
-        n_chunks = min(thread_count(self.n_jobs), max(n_sentences, 1))
-        bounds = np.linspace(0, n_sentences, n_chunks + 1).astype(np.int64)
-        chunks = run_in_threads(lambda lo, hi: [function(s) for s in range(lo, hi)],
-                                zip(bounds[:-1], bounds[1:]), n_chunks)
+        chunks = map_ranges(lambda lo, hi: [function(s) for s in range(lo, hi)],
+                            len(data["sent_off"]) - 1, self.n_jobs)
         return [result for chunk in chunks for result in chunk]
 
     def predict(self, X):

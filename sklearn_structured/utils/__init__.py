@@ -4,7 +4,7 @@ from ._base import SentenceEstimator
 from ._compile_notice import announce_compilation
 from ._corpus import FIELDS, ROOT_ID, Corpus, encode_corpus, fit_vocabularies, token_values
 from ._persistence import atomic_path, is_model_file, load_model, save_model
-from ._threads import run_in_threads, thread_count
+from ._threads import map_ranges, run_in_threads, thread_count
 from ._training import EpochRecord, EpochResult, EpochTrainer, progress_line
 from ._sentences import (
     Vocabulary,
@@ -41,6 +41,7 @@ __all__ = [
     "fit_vocabularies",
     "is_model_file",
     "load_model",
+    "map_ranges",
     "pack_ragged",
     "progress_line",
     "run_in_threads",

@@ -11,6 +11,7 @@ threading backend explicitly.
 
 import os
 
+import numpy as np
 from joblib import Parallel, delayed
 
 
@@ -31,3 +32,23 @@ def run_in_threads(function, argument_tuples, n_threads):
     return Parallel(n_jobs=min(n_threads, len(argument_tuples)), backend="threading")(
         delayed(function)(*args) for args in argument_tuples
     )
+
+
+def map_ranges(function, n_items, n_jobs, work=None):
+    """``function(lo, hi)`` on contiguous ranges covering ``range(n_items)``, one per thread.
+
+    The ranges hold about equal numbers of items, or about equal total
+    ``work`` (one non-negative cost per item) when it is given. Returns the
+    results in the order of the ranges (an empty list when there are no
+    items).
+    """
+    n_chunks = min(thread_count(n_jobs), n_items)
+    if n_chunks <= 0:
+        return []
+    if work is None:
+        bounds = np.linspace(0, n_items, n_chunks + 1).astype(np.int64)
+    else:
+        total = np.cumsum(work)
+        inner = np.searchsorted(total, total[-1] * np.arange(1, n_chunks) / n_chunks, "right")
+        bounds = np.unique(np.concatenate([[0], inner, [n_items]]))
+    return run_in_threads(function, zip(bounds[:-1], bounds[1:]), len(bounds) - 1)
