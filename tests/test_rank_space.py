@@ -98,10 +98,10 @@ def grammar_model(seed=0, n_nt=3, n_pt=4, rank=5, n_words=6):
     rng = np.random.default_rng(seed)
     root, U, V, W, emission = random_grammar(rng, n_nt, n_pt, rank, n_words)
     vocabulary = ["<unk>"] + [f"w{i}" for i in range(1, n_words)]
-    return RankSpacePCFG.from_grammar(root, U, V, W, emission, vocabulary), (root, U, V, W, emission), vocabulary
+    return RankSpacePCFG.from_model(root=root, U=U, V=V, W=W, emission=emission, vocabulary=vocabulary), (root, U, V, W, emission), vocabulary
 
 
-def test_from_grammar_scores_marginals_and_parses_exactly():
+def test_from_model_pcfg_scores_marginals_and_parses_exactly():
     model, grammar, vocabulary = grammar_model()
     rng = np.random.default_rng(1)
     sentences = [[vocabulary[i] for i in rng.integers(0, 6, size=n)] for n in (2, 5, 6, 5)]
@@ -117,7 +117,7 @@ def test_from_grammar_scores_marginals_and_parses_exactly():
         assert sum(exact[i, j] for i, j in trees[s]) == pytest.approx(best)
     # unknown words are read as <unk>
     np.testing.assert_allclose(model.score_samples([["zzz", "w1"]]), model.score_samples([["<unk>", "w1"]]))
-    again = RankSpacePCFG.from_grammar(**model.get_grammar())
+    again = RankSpacePCFG.from_model(**model.get_model())
     np.testing.assert_array_equal(again.score_samples(sentences), scores)
 
 
@@ -129,7 +129,7 @@ def test_from_model_scores_exactly():
     rng = np.random.default_rng(2)
     vocabulary = ["<unk>", "<eos>", "a", "b", "c"]
     start, U, V, W = random_hmm(rng, 6, 3, len(vocabulary))
-    model = RankSpaceHMM.from_model(start, U, V, W, vocabulary)
+    model = RankSpaceHMM.from_model(start=start, U=U, V=V, W=W, vocabulary=vocabulary)
     sentences = [["a", "b"], ["c", "a", "zzz", "b"]]
     ids = [[2, 3, 1], [4, 2, 0, 3, 1]]
     expected = [dense_hmm_forward(start, U, V, W, x) for x in ids]
@@ -157,8 +157,8 @@ def test_bad_input_is_named():
         clone(model).fit([[]])
     root, U, V, W, emission = grammar
     with pytest.raises(ValueError, match="U must be non-negative and sum to one"):
-        RankSpacePCFG.from_grammar(root, 2 * U, V, W, emission, vocabulary)
-    no_unknown = RankSpacePCFG.from_grammar(root, U, V, W, emission, [f"v{i}" for i in range(6)])
+        RankSpacePCFG.from_model(root=root, U=2 * U, V=V, W=W, emission=emission, vocabulary=vocabulary)
+    no_unknown = RankSpacePCFG.from_model(root=root, U=U, V=V, W=W, emission=emission, vocabulary=[f"v{i}" for i in range(6)])
     with pytest.raises(ValueError, match=r"X\[0\] has a word outside the vocabulary"):
         no_unknown.score_samples([["v1", "new"]])
     with pytest.raises(ValueError, match="no training sentence"):

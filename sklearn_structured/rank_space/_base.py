@@ -145,7 +145,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     _min_length: int  # shortest sentence (in encoded tokens) the model generates
     _betas: tuple  # Adam's (beta1, beta2)
-    _factor_names: tuple  # keys of the probability factors stored in ``factors_``
+    _factor_axes: dict  # probability factors stored in ``factors_``: the axis each sums to one over
 
     _requires_y = False  # unsupervised: fit learns from raw sentences
 
@@ -244,7 +244,51 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         return sum(len(s) for s in encoded)
 
     def _set_factors(self, probs):
-        self.factors_ = {name: np.ascontiguousarray(probs[name]) for name in self._factor_names}
+        self.factors_ = {name: np.ascontiguousarray(probs[name]) for name in self._factor_axes}
+
+    # ---- the fitted probabilities ----------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def _sizes_and_shapes(cls, factors, vocabulary):
+        """Constructor sizes read off ``factors``, and the shape each factor must have."""
+
+    def get_model(self):
+        """The fitted probabilities, one array per factor (see the class), and the ``vocabulary``."""
+        check_is_fitted(self, "factors_")
+        model = {name: value.copy() for name, value in self.factors_.items()}
+        model["vocabulary"] = list(self.vocabulary_)
+        return model
+
+    @classmethod
+    def from_model(cls, vocabulary, **factors_and_params):
+        """A model that scores (and decodes) with the given probabilities, without training.
+
+        Takes what :meth:`get_model` returns: the factors by name, each
+        non-negative and normalised as in the class description, and the
+        ``vocabulary``; words outside it map to ``<unk>`` when the
+        vocabulary holds it (an error otherwise). Other keywords are
+        constructor parameters (``n_jobs``, ...).
+        """
+        missing = [name for name in cls._factor_axes if name not in factors_and_params]
+        if missing:
+            raise TypeError(f"from_model() needs the factors {list(cls._factor_axes)}; "
+                            f"missing {missing}")
+        factors = {name: np.array(factors_and_params.pop(name), dtype=np.float64)
+                   for name in cls._factor_axes}
+        sizes, shapes = cls._sizes_and_shapes(factors, vocabulary)
+        for name, axis in cls._factor_axes.items():
+            if factors[name].shape != shapes[name]:
+                raise ValueError(f"{name} has shape {factors[name].shape}, expected {shapes[name]}")
+            if np.any(factors[name] < 0) or not np.allclose(factors[name].sum(axis=axis), 1.0,
+                                                            atol=1e-6):
+                raise ValueError(f"{name} must be non-negative and sum to one over axis {axis}")
+        model = cls(**sizes, **factors_and_params)
+        model.factors_ = factors
+        model.vocabulary_ = [str(w) for w in vocabulary]
+        model.params_ = None
+        model.history_ = []
+        model.n_iter_ = 0
+        return model
 
     # ---- scoring --------------------------------------------------------------------
     def _log_likelihoods(self, encoded):

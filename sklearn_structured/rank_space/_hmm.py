@@ -83,7 +83,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
 
     _min_length = 2  # one word and <eos>
     _betas = (0.9, 0.999)
-    _factor_names = tuple(HMM_AXES)
+    _factor_axes = HMM_AXES
 
     def __init__(
         self,
@@ -171,35 +171,10 @@ class RankSpaceHMM(RankSpaceModelMixin):
         with numba_threads(self.n_jobs):
             return [hmm_state_viterbi(log_start, f["U"], f["V"], np.ascontiguousarray(f["W"][s]))[:-1] for s in encoded]
 
-    def get_model(self):
-        """The fitted probabilities ``start``, ``U``, ``V``, ``W`` and the ``vocabulary``."""
-        check_is_fitted(self, "factors_")
-        model = {name: value.copy() for name, value in self.factors_.items()}
-        model["vocabulary"] = list(self.vocabulary_)
-        return model
-
     @classmethod
-    def from_model(cls, start, U, V, W, vocabulary, **params):
-        """A model that scores with the given probabilities (no training).
-
-        ``start`` (m,) sums to one, ``U`` (m, r) rows sum to one, ``V`` (m, r)
-        and ``W`` (len(vocabulary), r) columns sum to one. The vocabulary must
-        hold ``<eos>``; words outside it map to ``<unk>`` when present.
-        """
-        factors = {name: np.array(a, dtype=np.float64) for name, a in zip(HMM_AXES, (start, U, V, W))}
-        m, rank = factors["U"].shape
-        expected = {"start": (m,), "U": (m, rank), "V": (m, rank), "W": (len(vocabulary), rank)}
-        for name, axis in HMM_AXES.items():
-            if factors[name].shape != expected[name]:
-                raise ValueError(f"{name} has shape {factors[name].shape}, expected {expected[name]}")
-            if np.any(factors[name] < 0) or not np.allclose(factors[name].sum(axis=axis), 1.0, atol=1e-6):
-                raise ValueError(f"{name} must be non-negative and sum to one over axis {axis}")
+    def _sizes_and_shapes(cls, factors, vocabulary):
         if END not in vocabulary:
             raise ValueError(f"the vocabulary must contain the end-of-sentence token {END!r}")
-        model = cls(n_states=m, rank=rank, **params)
-        model.factors_ = factors
-        model.vocabulary_ = [str(w) for w in vocabulary]
-        model.params_ = None
-        model.history_ = []
-        model.n_iter_ = 0
-        return model
+        m, rank = factors["U"].shape
+        shapes = {"start": (m,), "U": (m, rank), "V": (m, rank), "W": (len(vocabulary), rank)}
+        return {"n_states": m, "rank": rank}, shapes

@@ -144,11 +144,11 @@ class RankSpacePCFG(RankSpaceModelMixin):
     ----------
     factors_ : dict of ndarray
         ``root`` (NT,), ``U`` (NT, r), ``V`` and ``W`` (NT + PT, r), ``emission``
-        (PT, vocabulary size); see :meth:`get_grammar`.
+        (PT, vocabulary size); see :meth:`get_model`.
     vocabulary_ : list of str
         Column ``i`` of the emissions is word ``vocabulary_[i]``; ``vocabulary_[0]`` is ``<unk>``.
     params_ : dict of ndarray or None
-        The free parameters (None for a model made by :meth:`from_grammar`).
+        The free parameters (None for a model made by :meth:`from_model`).
     history_ : list of dict
         Per epoch: seconds, training (and validation) log-likelihood per word.
     n_iter_ : int
@@ -177,7 +177,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
 
     _min_length = 2
     _betas = (0.75, 0.999)
-    _factor_names = tuple(PCFG_AXES)
+    _factor_axes = PCFG_AXES
 
     def __init__(
         self,
@@ -286,46 +286,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
         return [[tuple(span) for span in cky_max_span_sum(m)[1].tolist()] for m in self.predict_marginals(X)]
 
     # ---- the grammar as arrays ---------------------------------------------------------
-    def get_grammar(self):
-        """The fitted probabilities: ``root``, ``U``, ``V``, ``W``, ``emission`` and ``vocabulary``.
-
-        ``V`` and ``W`` rows are the nonterminals then the preterminals.
-        """
-        check_is_fitted(self, "factors_")
-        grammar = {name: value.copy() for name, value in self.factors_.items()}
-        grammar["vocabulary"] = list(self.vocabulary_)
-        return grammar
-
     @classmethod
-    def from_grammar(cls, root, U, V, W, emission, vocabulary, **params):
-        """A model that scores and parses with the given probabilities (no training).
-
-        Shapes: ``root`` (NT,), ``U`` (NT, r), ``V`` and ``W`` (NT + PT, r),
-        ``emission`` (PT, len(vocabulary)). Each factor must be normalised as
-        in :meth:`get_grammar`. Words outside ``vocabulary`` map to ``<unk>``
-        when it is in the vocabulary (an error otherwise). ``params`` are
-        other constructor parameters (``n_jobs``, ...).
-        """
-        factors = {name: np.array(a, dtype=np.float64) for name, a in zip(PCFG_AXES, (root, U, V, W, emission))}
+    def _sizes_and_shapes(cls, factors, vocabulary):
         n_nt, rank = factors["U"].shape
         n_pt = factors["emission"].shape[0]
-        expected = {
-            "root": (n_nt,),
-            "U": (n_nt, rank),
-            "V": (n_nt + n_pt, rank),
-            "W": (n_nt + n_pt, rank),
-            "emission": (n_pt, len(vocabulary)),
-        }
-        for name, axis in PCFG_AXES.items():
-            if factors[name].shape != expected[name]:
-                raise ValueError(f"{name} has shape {factors[name].shape}, expected {expected[name]}")
-            sums = factors[name].sum(axis=axis)
-            if np.any(factors[name] < 0) or not np.allclose(sums, 1.0, atol=1e-6):
-                raise ValueError(f"{name} must be non-negative and sum to one over axis {axis}")
-        model = cls(n_nonterminals=n_nt, n_preterminals=n_pt, rank=rank, **params)
-        model.factors_ = factors
-        model.vocabulary_ = [str(w) for w in vocabulary]
-        model.params_ = None
-        model.history_ = []
-        model.n_iter_ = 0
-        return model
+        shapes = {"root": (n_nt,), "U": (n_nt, rank), "V": (n_nt + n_pt, rank),
+                  "W": (n_nt + n_pt, rank), "emission": (n_pt, len(vocabulary))}
+        return {"n_nonterminals": n_nt, "n_preterminals": n_pt, "rank": rank}, shapes
