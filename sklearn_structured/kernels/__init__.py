@@ -18,9 +18,8 @@ single-root trees (the root has exactly one child).
 ``chu_liu_edmonds_argmax(scores, single_root) -> heads``
     Best non-projective tree, O(n^2); ``single_root`` (bool) forces one root
     child (:mod:`.mst`).
-``eisner_argmax_batch(flat_scores, score_offsets, lengths) -> flat_heads``
-``chu_liu_edmonds_argmax_batch(flat_scores, score_offsets, lengths, single_root) -> flat_heads``
-    Many sentences per call: sentence i has ``lengths[i]`` tokens and its
+``eisner_argmax_batch(flat_scores, score_offsets, lengths)``, ``chu_liu_edmonds_argmax_batch(flat_scores, score_offsets, lengths, single_root)``
+    Return ``flat_heads`` for many sentences per call: sentence i has ``lengths[i]`` tokens and its
     scores, row-major, at ``flat_scores[score_offsets[i]:]``; the heads come
     back concatenated (sentence i at offset ``cumsum(lengths)[i - 1]``, the
     layout of ``sklearn_structured.utils.pack_ragged``). These release the
@@ -28,9 +27,7 @@ single-root trees (the root has exactly one child).
 
 Chain and span decoders (:mod:`.chain`, :mod:`.cky`):
 
-``viterbi(emissions, transitions, start, end) -> (labels, score)``
-``loss_augmented_viterbi(emissions, transitions, start, end, gold, cost)``
-``viterbi_batch(emissions, offsets, transitions, start, end)``
+``viterbi(emissions, transitions, start, end) -> (labels, score)``, ``loss_augmented_viterbi(emissions, transitions, start, end, gold, cost)``, ``viterbi_batch(emissions, offsets, transitions, start, end)``
     First-order chains over per-token label scores (T, M) and an (M, M)
     transition matrix; the loss-augmented form adds ``cost`` per wrong label.
 ``cky_max_span_sum(scores) -> (best, spans)``

@@ -48,8 +48,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         Sentences per gradient step; a batch holds sentences of one length.
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
-    n_epochs, max_vocabulary, min_frequency, n_iter_no_change, max_grad_norm,
-    warm_start, random_state, verbose, n_jobs :
+    n_epochs, max_vocabulary, min_frequency, n_iter_no_change, max_grad_norm, warm_start, random_state, verbose, n_jobs
         As for :class:`RankSpacePCFG`.
 
     Attributes

@@ -1,0 +1,123 @@
+"""Accuracy and speed of two commits of the library, measured in one run.
+
+Checks out ``--old`` and ``--new`` (any git revisions) into temporary
+worktrees and runs the same training and prediction in fresh processes
+against each, interleaved (old, new, old, new, ...) so that changes in
+machine load hit both alike. Each commit gets its own numba cache, and the
+kernels are compiled before the timed part. Times are process CPU seconds
+of one thread; the table gives per-seed figures, the medians, and the
+old/new ratio of the medians (above 1: the new commit is faster).
+
+Parts: ``lowrank`` (LowRankTensorParser, default settings, UD English EWT
+train -> test) and ``easyfirst`` (EasyFirstBeamParser at ``--beam``).
+Run from the repository root:
+
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
+        python benchmarks/bench_commits.py --old 945fc52 --new HEAD --part easyfirst --seeds 0 1 2
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import markdown_table, write_section  # noqa: E402
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+# Runs inside the checked-out tree (PYTHONPATH): train, predict, print JSON.
+_CHILD = r"""
+import json, sys, time
+from sklearn_structured.datasets import load_ud_treebank
+part, seed, beam = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+X, y = load_ud_treebank("en_ewt", "train")
+X_test, y_test = load_ud_treebank("en_ewt", "test")
+if part == "lowrank":
+    from sklearn_structured import LowRankTensorParser
+    make = lambda **kw: LowRankTensorParser(**kw)
+else:
+    from sklearn_structured import EasyFirstBeamParser
+    make = lambda **kw: EasyFirstBeamParser(beam_size=beam, **kw)
+make(n_epochs=1).fit(X[:30], y[:30]).predict(X_test[:30])  # compile outside the timing
+tic = time.process_time()
+model = make(random_state=seed).fit(X, y)
+train = time.process_time() - tic
+tic = time.process_time()
+model.predict(X_test)
+predict = time.process_time() - tic
+print(json.dumps({"uas": 100 * model.score(X_test, y_test), "train": train, "predict": predict}))
+"""
+
+
+def checkout(revision, folder):
+    subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(folder),
+                    revision], check=True, capture_output=True)
+    commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    return commit
+
+
+def run(tree, cache, part, seed, beam):
+    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", _CHILD, part, str(seed), str(beam)], env=env,
+                         check=True, capture_output=True, text=True, cwd=tree).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--old", required=True)
+    ap.add_argument("--new", default="HEAD")
+    ap.add_argument("--part", choices=["lowrank", "easyfirst"], required=True)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--beam", type=int, default=1, help="easy-first beam size")
+    args = ap.parse_args()
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        trees, commits = {}, {}
+        try:
+            for side in ("old", "new"):
+                trees[side] = scratch / side
+                commits[side] = checkout(getattr(args, side), trees[side])
+            results = {"old": [], "new": []}
+            for seed in args.seeds:
+                for side in ("old", "new"):
+                    figures = run(trees[side], scratch / f"cache-{side}", args.part, seed,
+                                  args.beam)
+                    results[side].append(figures)
+                    print(side, commits[side], seed, figures, flush=True)
+        finally:
+            for tree in trees.values():
+                subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "remove", "--force",
+                                str(tree)], capture_output=True)
+    rows = []
+    for side in ("old", "new"):
+        r = results[side]
+        rows.append([f"{side} ({commits[side]})", ", ".join(f"{x['uas']:.2f}" for x in r),
+                     f"{statistics.mean(x['uas'] for x in r):.2f}",
+                     f"{statistics.median(x['train'] for x in r):.1f}",
+                     f"{statistics.median(x['predict'] for x in r):.2f}"])
+    ratio = {k: statistics.median(x[k] for x in results["old"])
+             / statistics.median(x[k] for x in results["new"]) for k in ("train", "predict")}
+    name = "LowRankTensorParser" if args.part == "lowrank" else f"EasyFirstBeamParser, beam {args.beam}"
+    body = (
+        f"{name} on UD English EWT (train -> test, gold tags, UAS without punctuation), "
+        f"seeds {', '.join(map(str, args.seeds))}, runs interleaved old/new; CPU seconds of one "
+        f"thread, medians over the seeds; load average at start {load:.2f}.\n\n"
+        + markdown_table(["commit", "test UAS per seed", "mean", "train s", "predict s"], rows)
+        + f"\n\nSpeed ratio old/new (above 1: new is faster): training {ratio['train']:.2f}, "
+        f"prediction {ratio['predict']:.2f}.\n"
+    )
+    print(body)
+    write_section(f"commits_{args.part}", f"Two commits compared: {name}", body)
+
+
+if __name__ == "__main__":
+    main()
