@@ -31,7 +31,7 @@ import numpy as np
 
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
-from sklearn_structured.easy_first._tagger import _sentence_features
+from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
 try:
@@ -92,9 +92,12 @@ def crfsuite_figures(X, Xt, field, repeats):
     except ImportError:
         return None
 
+    vocabularies = fit_tagger_vocabularies(X)
+
     def features(X):
-        return [[{f: 1.0 for f in feats if f is not None} for feats in _sentence_features(s)]
-                for s in X]
+        keys, offsets = static_feature_keys(X, vocabularies)
+        return [[{str(k): 1.0 for k in token if k >= 0} for token in keys[lo:hi]]
+                for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     started = time.perf_counter()
     crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=100)

@@ -184,3 +184,35 @@ def test_every_update_on_real_data_is_valid():
         assert np.any(records[:, 3] == 1.0)
     tagger = EasyFirstBeamTagger(beam_size=3, n_epochs=2, target="xpos", random_state=0).fit(X)
     assert tagger.n_updates_ > 100 and tagger.n_invalid_updates_ == 0
+
+
+def test_tagger_features_are_the_shared_hash_of_corpus_ids():
+    """Static features, read independently in Python: form, affixes, shape, context words."""
+    from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
+    from sklearn_structured.kernels.hashing import feature_hash
+    from sklearn_structured.utils import word_shape
+
+    train = [[{"form": "The"}, {"form": "dogs"}, "bark"], ["Dogs", "run"]]
+    vocabularies = fit_tagger_vocabularies(train)
+    sentence = ["The", {"form": "cats", "upos": "NOUN"}, "bark"]  # "cats" is unseen
+    keys, offsets = static_feature_keys([sentence], vocabularies)
+    assert list(offsets) == [0, 3]
+
+    form, lower, attrs = (vocabularies[f].stoi for f in ("form", "lower", "attributes"))
+    outside = -2
+    for j, word in enumerate(["The", "cats", "bark"]):
+        expected = [feature_hash(0, 0, 0, 0, 0, 0), feature_hash(1, form.get(word, 0), 0, 0, 0, 0)]
+        attributes = [word[:k] if len(word) >= k else None for k in (1, 2, 3, 4)]
+        attributes += [word[-k:] if len(word) >= k else None for k in (1, 2, 3, 4)]
+        attributes.append(word_shape(word))
+        for t, a in enumerate(attributes, start=2):
+            known = a is not None and a in attrs
+            expected.append(feature_hash(t, attrs[a], 0, 0, 0, 0) if known else -1)
+        words = ["the", "cats", "bark"]
+        ids = [lower.get(w, 0) for w in words]
+        context = [ids[q] if 0 <= q < 3 else outside for q in (j - 2, j - 1, j + 1, j + 2)]
+        expected += [feature_hash(11 + c, v, 0, 0, 0, 0) for c, v in enumerate(context)]
+        expected.append(feature_hash(15, context[1], ids[j], 0, 0, 0))
+        expected.append(feature_hash(16, ids[j], context[2], 0, 0, 0))
+        assert list(keys[j]) == expected
+    assert lower["bark"] > 0 and "cats" not in form  # both branches were exercised

@@ -9,11 +9,15 @@ from sklearn.model_selection import KFold
 
 from ..metrics import token_accuracy
 from ..utils import (
+    Vocabulary,
     check_sentences,
     check_tagging_data,
+    encode_corpus,
+    fit_vocabularies,
     run_in_threads,
     thread_count,
     token_field,
+    token_values,
     word_shape,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
@@ -21,32 +25,51 @@ from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 
 _AFFIX_LENGTHS = (1, 2, 3, 4)
-N_STATIC = 17  # static feature templates per token, see _word_features / _encode
+N_ATTRIBUTES = 2 * len(_AFFIX_LENGTHS) + 1  # prefixes, suffixes, shape of a word type
 
 
-def _word_features(form):
-    """Features of a word type: the form, prefixes and suffixes up to 4, shape."""
-    feats = ["b", "w=" + form]
-    feats += ["p%d=%s" % (k, form[:k]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
-    feats += ["s%d=%s" % (k, form[-k:]) if len(form) >= k else None for k in _AFFIX_LENGTHS]
-    feats.append("shape=" + word_shape(form))
-    return feats
+def _word_attributes(form):
+    """Prefixes and suffixes of ``form`` up to 4 characters (None when shorter), its shape."""
+    return ([form[:k] if len(form) >= k else None for k in _AFFIX_LENGTHS]
+            + [form[-k:] if len(form) >= k else None for k in _AFFIX_LENGTHS]
+            + [word_shape(form)])
 
 
-def _sentence_features(sentence):
-    """The N_STATIC feature strings of every token (None where a feature is absent)."""
-    forms = [token_field(token, "form") or "" for token in sentence]
-    lower = [f.lower() for f in forms]
-    n = len(forms)
-    out = []
-    for j, form in enumerate(forms):
-        feats = _word_features(form)
-        context = [lower[q] if 0 <= q < n else "<s>" for q in (j - 2, j - 1, j + 1, j + 2)]
-        feats += ["w-2=" + context[0], "w-1=" + context[1], "w+1=" + context[2],
-                  "w+2=" + context[3], "w-1w=" + context[1] + " " + lower[j],
-                  "ww+1=" + lower[j] + " " + context[2]]
-        out.append(feats)
-    return out
+def _attribute_strings(forms):
+    """Every attribute string of the word types in ``forms``, for fitting their vocabulary."""
+    for form in set(forms):
+        yield from (a for a in _word_attributes(form) if a is not None)
+
+
+def _attribute_ids(forms, vocabulary):
+    """(n_tokens, N_ATTRIBUTES) ids of the attributes of each form, computed once per type.
+
+    Absent and unseen attributes both get the unknown id, whose features are
+    never kept (every training attribute has its own id).
+    """
+    types = {}
+    type_of_token = np.fromiter((types.setdefault(f, len(types)) for f in forms), np.int64,
+                                len(forms))
+    table = np.zeros((len(types), N_ATTRIBUTES), np.int64)
+    for form, k in types.items():
+        table[k] = vocabulary.encode(_word_attributes(form))  # None -> unknown id
+    return table[type_of_token]
+
+
+def fit_tagger_vocabularies(sentences):
+    """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
+    vocabularies = fit_vocabularies(sentences, ("form", "lower"))
+    vocabularies["attributes"] = Vocabulary(_attribute_strings(token_values(sentences, "form")))
+    return vocabularies
+
+
+def static_feature_keys(sentences, vocabularies):
+    """Hashed static features of every token (-1 where absent), and sentence offsets."""
+    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
+    attributes = _attribute_ids(token_values(sentences, "form"), vocabularies["attributes"])
+    keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
+                                       corpus.offsets)
+    return keys, corpus.offsets
 
 
 def _with_target(sentence, field, tags):
@@ -115,8 +138,14 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     ----------
     classes_ : ndarray of str
         The tag set.
-    feature_rows_ : dict
-        Static feature string -> row of the weight table.
+    vocabularies_ : dict of Vocabulary
+        Forms (``"form"``), lower-cased forms (``"lower"``), and the
+        prefixes, suffixes and shapes of the training forms
+        (``"attributes"``), from the first training data.
+    feature_keys_ : ndarray of int64
+        Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
+        of the static features kept; the i-th is row ``i + 1`` of the
+        weight table.
     weights_, weight_sums_ : ndarray of shape (n_rows, n_tags)
         Perceptron weights and the running sums used for averaging.
     n_iter_, n_updates_, n_invalid_updates_ : int
@@ -171,28 +200,18 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return sentences, tags
 
     def _encode(self, sentences):
-        """(static rows as an (n_tokens, N_STATIC) array, offsets)."""
-        lengths = np.fromiter((len(s) for s in sentences), np.int64, len(sentences))
-        offsets = np.zeros(len(sentences) + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        get = self.feature_rows_.get
-        rows = [get(f, 0) if f is not None else 0
-                for sentence in sentences for feats in _sentence_features(sentence)
-                for f in feats]
-        return np.asarray(rows, np.int64).reshape(-1, N_STATIC), offsets
+        """(weight rows of the static features, one row of templates per token; offsets)."""
+        keys, offsets = static_feature_keys(sentences, self.vocabularies_)
+        return kernels.rows_of_keys(keys, self.feature_keys_), offsets
 
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):
         self.classes_ = np.array(sorted({t for row in tags for t in row}))
-        counts = {}
-        for sentence in sentences:
-            for feats in _sentence_features(sentence):
-                for f in feats:
-                    if f is not None:
-                        counts[f] = counts.get(f, 0) + 1
-        kept = sorted(f for f, c in counts.items() if c >= self.min_feature_count)
-        self.feature_rows_ = {f: k + 1 for k, f in enumerate(kept)}  # row 0: unknown
-        self.dynamic_base_ = len(kept) + 1
+        self.vocabularies_ = fit_tagger_vocabularies(sentences)
+        keys, _ = static_feature_keys(sentences, self.vocabularies_)
+        keys, counts = np.unique(keys[keys >= 0], return_counts=True)
+        self.feature_keys_ = keys[counts >= self.min_feature_count]
+        self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_tags = len(self.classes_)
         return self.dynamic_base_ + kernels.n_dynamic_rows(n_tags), n_tags
 

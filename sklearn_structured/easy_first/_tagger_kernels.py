@@ -2,7 +2,8 @@
 
 An action assigns tag ``t`` to one untagged word ``j``; after ``n`` actions every
 word is tagged. A word's features are static (its own form, affixes and shape,
-the neighbouring words: rows of ``static_rows``, 0 meaning "no such feature")
+the neighbouring words: hashed by :func:`static_feature_keys`, then mapped to
+rows of ``static_rows`` by :func:`rows_of_keys`, 0 meaning "no such feature")
 plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
 ``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
 neighbour's tag value is its tag id, ``T`` when still untagged and ``T + 1``
@@ -15,9 +16,57 @@ with the action's tag. Tagging word ``j`` changes only the dynamic features of
 import numpy as np
 from numba import njit
 
+from ..kernels.hashing import feature_hash
 from ._beam import action_key, offer_candidate
 
 N_DYNAMIC = 5
+_CONTEXT = (-2, -1, 1, 2)  # positions of the neighbouring words read
+OUTSIDE = -2  # the neighbour position lies outside the sentence (ids are never negative)
+
+
+@njit(cache=True, nogil=True)
+def static_feature_keys(form, lower, attributes, offsets):
+    """Hashed static features, (n_tokens, n_templates); -1 where one is absent.
+
+    Templates: bias, form, each attribute, each context word (lower-cased),
+    and the bigrams (w-1, w) and (w, w+1) of lower-cased words.
+
+    ``form`` and ``lower`` hold vocabulary ids, ``attributes`` a row of
+    word-type attribute ids per token (prefixes, suffixes, shape), 0 for an
+    absent or unseen one, which gives no feature.
+    """
+    n_tokens, n_attributes = attributes.shape
+    n_context = len(_CONTEXT)
+    out = np.full((n_tokens, 2 + n_attributes + n_context + 2), -1, np.int64)
+    for i in range(len(offsets) - 1):
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        for j in range(lo, hi):
+            out[j, 0] = feature_hash(0, 0, 0, 0, 0, 0)
+            out[j, 1] = feature_hash(1, form[j], 0, 0, 0, 0)
+            f = 2
+            for a in range(n_attributes):
+                if attributes[j, a] > 0:
+                    out[j, f] = feature_hash(f, attributes[j, a], 0, 0, 0, 0)
+                f += 1
+            for c in range(n_context):
+                q = j + _CONTEXT[c]
+                word = lower[q] if lo <= q < hi else OUTSIDE
+                out[j, f] = feature_hash(f, word, 0, 0, 0, 0)
+                f += 1
+            before = lower[j - 1] if j > lo else OUTSIDE
+            after = lower[j + 1] if j + 1 < hi else OUTSIDE
+            out[j, f] = feature_hash(f, before, lower[j], 0, 0, 0)
+            out[j, f + 1] = feature_hash(f + 1, lower[j], after, 0, 0, 0)
+    return out
+
+
+def rows_of_keys(keys, kept):
+    """Weight rows of hashed features: ``i + 1`` for ``kept[i]`` (sorted), 0 otherwise."""
+    position = np.searchsorted(kept, keys)
+    found = position < len(kept)
+    found[found] = kept[position[found]] == keys[found]
+    return np.where(found, position + 1, 0)
 
 
 def n_dynamic_rows(n_tags):

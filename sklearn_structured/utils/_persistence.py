@@ -27,8 +27,9 @@ import numpy as np
 FORMAT = "sklearn-structured-model"
 # The version of the fitted state, for model files and pickles alike. 2: the
 # feature hash changed (kernels/hashing.py), so weight tables of version 1
-# would index other features.
-FORMAT_VERSION = 2
+# would index other features. 3: the easy-first tagger keeps hashed feature
+# keys (feature_keys_) instead of a dictionary of feature strings.
+FORMAT_VERSION = 3
 _DOCUMENT = "model.json"
 
 def _estimator_class(name):
