@@ -1,5 +1,9 @@
-"""Top-k selection of beam candidates, shared by the parser and tagger kernels."""
+"""Beam search pieces shared by the parser and tagger kernels: the top-k candidate
+list of a step and the bookkeeping of Ma et al.'s valid early update."""
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
@@ -18,40 +22,73 @@ def action_key(position, value):
     return feature_hash(_DECISION_TEMPLATE, position, value, 0, 0, 0)
 
 
-@njit(cache=True, nogil=True)
-def offer_candidate(score, signature, b, j, a, top_score, top_sig, top_b, top_j, top_a, count,
-                    size, merge):
-    """Insert a candidate into the descending top-``size`` list; ties keep the earlier one.
+# The top-``size`` candidates of one beam step, best first: score, state
+# signature, and the extended item, position and action of each.
+Candidates = namedtuple("Candidates", "score signature item position action")
 
+
+@njit(cache=True, nogil=True)
+def new_candidates(size):
+    return Candidates(np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64),
+                      np.empty(size, np.int64), np.empty(size, np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move(top, dst, src):
+    top.score[dst] = top.score[src]
+    top.signature[dst] = top.signature[src]
+    top.item[dst] = top.item[src]
+    top.position[dst] = top.position[src]
+    top.action[dst] = top.action[src]
+
+
+@njit(cache=True, nogil=True)
+def offer_candidate(top, count, merge, score, signature, b, j, a):
+    """Insert a candidate into the descending list ``top``; ties keep the earlier one.
+
+    Returns the new number of listed candidates (at most ``len(top.score)``).
     With ``merge``, a candidate whose signature is already listed keeps only
     the better-scoring of the two, so the beam holds distinct states.
     """
+    size = len(top.score)
     if merge:
         for k in range(count):
-            if top_sig[k] == signature:
-                if top_score[k] >= score:
+            if top.signature[k] == signature:
+                if top.score[k] >= score:
                     return count
                 for m in range(k, count - 1):  # drop the worse duplicate
-                    top_score[m] = top_score[m + 1]
-                    top_sig[m] = top_sig[m + 1]
-                    top_b[m] = top_b[m + 1]
-                    top_j[m] = top_j[m + 1]
-                    top_a[m] = top_a[m + 1]
+                    _move(top, m, m + 1)
                 count -= 1
                 break
-    if count == size and score <= top_score[size - 1]:
+    if count == size and score <= top.score[size - 1]:
         return count
     pos = count if count < size else size - 1
-    while pos > 0 and top_score[pos - 1] < score:
-        top_score[pos] = top_score[pos - 1]
-        top_sig[pos] = top_sig[pos - 1]
-        top_b[pos] = top_b[pos - 1]
-        top_j[pos] = top_j[pos - 1]
-        top_a[pos] = top_a[pos - 1]
+    while pos > 0 and top.score[pos - 1] < score:
+        _move(top, pos, pos - 1)
         pos -= 1
-    top_score[pos] = score
-    top_sig[pos] = signature
-    top_b[pos] = b
-    top_j[pos] = j
-    top_a[pos] = a
+    top.score[pos] = score
+    top.signature[pos] = signature
+    top.item[pos] = b
+    top.position[pos] = j
+    top.action[pos] = a
     return count + 1 if count < size else size
+
+
+@njit(cache=True, nogil=True)
+def early_update(record, correct_history, history, step, correct_action, correct_score,
+                 predicted_score, final):
+    """Prepare Ma et al.'s valid update at ``step``: the correct sequence and the record.
+
+    ``correct_history`` receives the best correct extension (``history`` of
+    its beam item, then ``correct_action``); ``record`` gets ``(updated,
+    score_correct, score_predicted, early, length)``. Returns the length of
+    both sequences to update on.
+    """
+    correct_history[:step] = history[:step]
+    correct_history[step] = correct_action
+    record[0] = 1.0
+    record[1] = correct_score
+    record[2] = predicted_score
+    record[3] = 0.0 if final else 1.0
+    record[4] = step + 1
+    return step + 1

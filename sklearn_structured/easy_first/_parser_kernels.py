@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, offer_candidate
+from ._beam import action_key, early_update, new_candidates, offer_candidate
 
 # Sentinel values of the features (token ids are vocabulary ids, never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
@@ -266,11 +266,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
     signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     feats = np.empty(N_FEATURES, np.int64)
-    top_score = np.empty(s)
-    top_sig = np.empty(s, np.int64)
-    top_b = np.empty(s, np.int64)
-    top_j = np.empty(s, np.int64)
-    top_a = np.empty(s, np.int64)
+    top = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
     for w in range(n):
@@ -297,8 +293,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
                     cand = score[cur, b] + cache[cur, b, w, a]
                     head = pend[cur, b, j - 1] if a == LEFT else pend[cur, b, j + 1]
                     sig = signature[cur, b] ^ action_key(w, head)
-                    count = offer_candidate(cand, sig, b, j, a, top_score, top_sig, top_b, top_j,
-                                            top_a, count, s, merge)
+                    count = offer_candidate(top, count, merge, cand, sig, b, j, a)
                     if train and correct[cur, b] and cand > best_c and action_is_correct(
                         pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads,
                         gold_n_children,
@@ -309,9 +304,9 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
                         best_c_a = a
         any_correct = False
         for k in range(count):
-            b = top_b[k]
-            j = top_j[k]
-            a = top_a[k]
+            b = top.item[k]
+            j = top.position[k]
+            a = top.action[k]
             pend[nxt, k, :r] = pend[cur, b, :r]
             vl[nxt, k] = vl[cur, b]
             vr[nxt, k] = vr[cur, b]
@@ -329,8 +324,8 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
             dep = pend[cur, b, j]
             order[nxt, k, dep] = step
             hist[nxt, k, step] = 2 * dep + a
-            score[nxt, k] = top_score[k]
-            signature[nxt, k] = top_sig[k]
+            score[nxt, k] = top.score[k]
+            signature[nxt, k] = top.signature[k]
             new_r = apply_action(pend[nxt, k], r, j, a, vl[nxt, k], vr[nxt, k], lc[nxt, k],
                                  rc[nxt, k], heads[nxt, k])
             _refresh_scores(pend[nxt, k], new_r, j - 3, j + 2, words, tags, vl[nxt, k],
@@ -343,15 +338,11 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
             if any_correct and final and correct[nxt, 0]:
                 break  # the best complete sequence is correct: no update
             # the best correct extension (TOPC) against the best sequence in the beam
-            topc_hist[:step] = hist[cur, best_c_b, :step]
-            topc_hist[step] = 2 * pend[cur, best_c_b, best_c_j] + best_c_a
-            record[0] = 1.0
-            record[1] = best_c
-            record[2] = top_score[0]
-            record[3] = 0.0 if final else 1.0
-            record[4] = step + 1
-            _update_sequence(topc_hist, step + 1, 1.0, words, tags, W, U, counter, mask)
-            _update_sequence(hist[nxt, 0], step + 1, -1.0, words, tags, W, U, counter, mask)
+            length = early_update(record, topc_hist, hist[cur, best_c_b], step,
+                                  2 * pend[cur, best_c_b, best_c_j] + best_c_a, best_c,
+                                  top.score[0], final)
+            _update_sequence(topc_hist, length, 1.0, words, tags, W, U, counter, mask)
+            _update_sequence(hist[nxt, 0], length, -1.0, words, tags, W, U, counter, mask)
             return False
     best = (n - 1) % 2
     for w in range(n):

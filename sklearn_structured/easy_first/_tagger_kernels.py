@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, offer_candidate
+from ._beam import action_key, early_update, new_candidates, offer_candidate
 
 N_DYNAMIC = 5
 _CONTEXT = (-2, -1, 1, 2)  # positions of the neighbouring words read
@@ -168,11 +168,7 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
     signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     rows = np.empty(N_DYNAMIC, np.int64)
-    top_score = np.empty(s)
-    top_sig = np.empty(s, np.int64)
-    top_b = np.empty(s, np.int64)
-    top_j = np.empty(s, np.int64)
-    top_t = np.empty(s, np.int64)
+    top = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
     _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, dynamic_base, cache[0, 0], rows)
@@ -193,8 +189,7 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
                 for t in range(T):
                     cand = base + cache[cur, b, j, t]
                     sig = signature[cur, b] ^ action_key(j, t)
-                    count = offer_candidate(cand, sig, b, j, t, top_score, top_sig, top_b, top_j,
-                                            top_t, count, s, merge)
+                    count = offer_candidate(top, count, merge, cand, sig, b, j, t)
                 if train and correct[cur, b]:
                     cand = base + cache[cur, b, j, gold[j]]
                     if cand > best_c:
@@ -203,9 +198,9 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
                         best_c_j = j
         any_correct = False
         for k in range(count):
-            b = top_b[k]
-            j = top_j[k]
-            t = top_t[k]
+            b = top.item[k]
+            j = top.position[k]
+            t = top.action[k]
             tags[nxt, k] = tags[cur, b]
             order[nxt, k] = order[cur, b]
             hist[nxt, k, :step] = hist[cur, b, :step]
@@ -216,24 +211,18 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
             tags[nxt, k, j] = t
             order[nxt, k, j] = step
             hist[nxt, k, step] = j * T + t
-            score[nxt, k] = top_score[k]
-            signature[nxt, k] = top_sig[k]
+            score[nxt, k] = top.score[k]
+            signature[nxt, k] = top.signature[k]
             _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, dynamic_base, cache[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
             final = step == n - 1
             if any_correct and final and correct[nxt, 0]:
                 break  # the best complete sequence is correct: no update
-            topc_hist[:step] = hist[cur, best_c_b, :step]
-            topc_hist[step] = best_c_j * T + gold[best_c_j]
-            record[0] = 1.0
-            record[1] = best_c
-            record[2] = top_score[0]
-            record[3] = 0.0 if final else 1.0
-            record[4] = step + 1
-            _update_sequence(topc_hist, step + 1, 1.0, static_rows, W, U, counter, T,
-                             dynamic_base)
-            _update_sequence(hist[nxt, 0], step + 1, -1.0, static_rows, W, U, counter, T,
+            length = early_update(record, topc_hist, hist[cur, best_c_b], step,
+                                  best_c_j * T + gold[best_c_j], best_c, top.score[0], final)
+            _update_sequence(topc_hist, length, 1.0, static_rows, W, U, counter, T, dynamic_base)
+            _update_sequence(hist[nxt, 0], length, -1.0, static_rows, W, U, counter, T,
                              dynamic_base)
             return False
     best = n % 2
