@@ -17,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import EpochResult, EpochTrainer, SentenceEstimator, map_ranges
+from ..utils._training import averaged_weights
 from ..utils._compat import Interval
 
 
@@ -96,10 +97,10 @@ class EasyFirstBase(SentenceEstimator, ABC):
         """
 
     def _averaged_weights(self):
-        """The averaged perceptron weights ``W - U / c`` (or W itself)."""
+        """The averaged perceptron weights (or the current ones)."""
         if not self.average or self.n_seen_[0] == 0:
             return self.weights_
-        return self.weights_ - self.weight_sums_ / self.n_seen_[0]
+        return averaged_weights(self.weights_, self.weight_sums_, self.n_seen_[0])
 
     def _init_state(self, sentences, targets):
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)

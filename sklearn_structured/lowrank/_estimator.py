@@ -21,6 +21,7 @@ from ..utils import (
     map_ranges,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._training import averaged_weights, running_sums
 from ._features import (
     CORPUS_FIELDS,
     FIELD_OFFSET,
@@ -314,8 +315,8 @@ class LowRankTensorParser(SentenceEstimator):
         current = {name: getattr(self, name + "_current_") for name in _PARAMETERS}
         averaged = {name: getattr(self, name + "_") for name in _PARAMETERS}
         T = self.n_updates_
-        # lazy averaging: recover the accumulators from (current, average, T)
-        acc = {name: (current[name] - averaged[name]) * T for name in _PARAMETERS}
+        # the average is stored, not the running sums: recover them
+        acc = {name: running_sums(current[name], averaged[name], T) for name in _PARAMETERS}
         sent_off = data["sent_off"]
         tokens = _token_arrays(data)
         params = Weights(*(current[name] for name in _PARAMETERS))
@@ -333,7 +334,8 @@ class LowRankTensorParser(SentenceEstimator):
                 start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter)
             counter += 1
         self.n_updates_ = counter
-        averaged = {name: current[name] - acc[name] / max(counter, 1) for name in _PARAMETERS}
+        averaged = {name: averaged_weights(current[name], acc[name], counter)
+                    for name in _PARAMETERS}
         self._store(current, averaged)
         self.n_iter_ += 1
         return losses.mean(), float(np.mean(pred == heads)), pred

@@ -144,3 +144,19 @@ class EpochTrainer(ABC):
         if best is not None:
             self.restore(best)
         return n_run
+
+
+# Averaged perceptron (the easy-first models, the low-rank parser's
+# passive-aggressive steps). An update made when ``count`` updates were
+# counted adds ``delta`` to the weights and ``count * delta`` to the running
+# sums, so the mean of all iterates is ``current - sums / count`` at no cost
+# per step (Daume III, 2006).
+
+def averaged_weights(current, sums, count):
+    """The mean of the weight iterates, from the current weights and the running sums."""
+    return current - sums / max(count, 1)
+
+
+def running_sums(current, averaged, count):
+    """The running sums behind an average kept instead of them; inverse of averaged_weights."""
+    return (current - averaged) * count
