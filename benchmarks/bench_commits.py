@@ -9,8 +9,10 @@ of one thread (prediction: the median of five calls); the table gives
 per-seed figures, the medians over the seeds, and the old/new ratio of the
 medians (above 1: the new commit is faster).
 
-Parts: ``lowrank`` (LowRankTensorParser, default settings, UD English EWT
-train -> test) and ``easyfirst`` (EasyFirstBeamParser at ``--beam``).
+Parts, all on UD English EWT train -> test with gold tags: ``lowrank``
+(LowRankTensorParser, default settings), ``easyfirst`` (EasyFirstBeamParser
+at ``--beam``, UAS) and ``tagger`` (EasyFirstBeamTagger of XPOS at
+``--beam``, token accuracy).
 Run from the repository root:
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
@@ -32,6 +34,13 @@ from _results import markdown_table, write_section  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
+# part -> (what is trained, what the score column means)
+_PARTS = {
+    "lowrank": ("LowRankTensorParser", "UAS without punctuation"),
+    "easyfirst": ("EasyFirstBeamParser, beam {beam}", "UAS without punctuation"),
+    "tagger": ("EasyFirstBeamTagger of XPOS, beam {beam}", "token accuracy"),
+}
+
 # Runs inside the checked-out tree (PYTHONPATH): train, predict, print JSON.
 _CHILD = r"""
 import json, sys, time
@@ -42,10 +51,14 @@ X_test, y_test = load_ud_treebank("en_ewt", "test")
 if part == "lowrank":
     from sklearn_structured import LowRankTensorParser
     make = lambda **kw: LowRankTensorParser(**kw)
-else:
+elif part == "easyfirst":
     from sklearn_structured import EasyFirstBeamParser
     make = lambda **kw: EasyFirstBeamParser(beam_size=beam, **kw)
-make(n_epochs=1).fit(X[:30], y[:30]).predict(X_test[:30])  # compile outside the timing
+else:
+    from sklearn_structured import EasyFirstBeamTagger
+    make = lambda **kw: EasyFirstBeamTagger(beam_size=beam, target="xpos", **kw)
+    y = y_test = None  # the tagger reads its gold tags from the tokens
+make(n_epochs=1).fit(X[:30], y and y[:30]).predict(X_test[:30])  # compile outside the timing
 tic = time.process_time()
 model = make(random_state=seed).fit(X, y)
 train = time.process_time() - tic
@@ -55,7 +68,8 @@ for _ in range(5):  # prediction is short: the median of five calls
     model.predict(X_test)
     times.append(time.process_time() - tic)
 predict = sorted(times)[2]
-print(json.dumps({"uas": 100 * model.score(X_test, y_test), "train": train, "predict": predict}))
+print(json.dumps({"accuracy": 100 * model.score(X_test, y_test), "train": train,
+                  "predict": predict}))
 """
 
 
@@ -78,9 +92,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", default="HEAD")
-    ap.add_argument("--part", choices=["lowrank", "easyfirst"], required=True)
+    ap.add_argument("--part", choices=list(_PARTS), required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--beam", type=int, default=1, help="easy-first beam size")
+    ap.add_argument("--beam", type=int, default=1, help="easy-first beam size (parser, tagger)")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
@@ -104,23 +118,25 @@ def main():
     rows = []
     for side in ("old", "new"):
         r = results[side]
-        rows.append([f"{side} ({commits[side]})", ", ".join(f"{x['uas']:.2f}" for x in r),
-                     f"{statistics.mean(x['uas'] for x in r):.2f}",
+        rows.append([f"{side} ({commits[side]})", ", ".join(f"{x['accuracy']:.2f}" for x in r),
+                     f"{statistics.mean(x['accuracy'] for x in r):.2f}",
                      f"{statistics.median(x['train'] for x in r):.1f}",
                      f"{statistics.median(x['predict'] for x in r):.2f}"])
     ratio = {k: statistics.median(x[k] for x in results["old"])
              / statistics.median(x[k] for x in results["new"]) for k in ("train", "predict")}
-    name = "LowRankTensorParser" if args.part == "lowrank" else f"EasyFirstBeamParser, beam {args.beam}"
+    name, metric = _PARTS[args.part]
+    name = name.format(beam=args.beam)
     body = (
-        f"{name} on UD English EWT (train -> test, gold tags, UAS without punctuation), "
+        f"{name} on UD English EWT (train -> test, gold tags, {metric}), "
         f"seeds {', '.join(map(str, args.seeds))}, runs interleaved old/new; CPU seconds of one "
         f"thread, medians over the seeds; load average at start {load:.2f}.\n\n"
-        + markdown_table(["commit", "test UAS per seed", "mean", "train s", "predict s"], rows)
+        + markdown_table(["commit", "test score per seed", "mean", "train s", "predict s"], rows)
         + f"\n\nSpeed ratio old/new (above 1: new is faster): training {ratio['train']:.2f}, "
         f"prediction {ratio['predict']:.2f}.\n"
     )
     print(body)
-    write_section(f"commits_{args.part}", f"Two commits compared: {name}", body)
+    section = args.part if args.part == "lowrank" else f"{args.part}_beam{args.beam}"
+    write_section(f"commits_{section}", f"Two commits compared: {name}", body)
 
 
 if __name__ == "__main__":
