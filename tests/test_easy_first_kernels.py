@@ -6,6 +6,7 @@ import pytest
 
 from sklearn_structured.easy_first import _parser_kernels as pk
 from sklearn_structured.easy_first import _tagger_kernels as tk
+from sklearn_structured.easy_first._beam import Perceptron, Search
 from sklearn_structured.utils import find_heads_error
 
 MASK = (1 << 12) - 1
@@ -73,8 +74,13 @@ def _run(words, tags, gold, W, U, beam, train, merge=False):
     heads = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
     records = np.zeros((1, 5))
-    clean = pk.run_batch(words, tags, gold, n_children, np.array([0, n]), np.array([0]), W, U,
-                         np.zeros(1), MASK, beam, merge, train, heads, order, records)
+    sentences = pk.Sentences(words, tags, np.array([0, n]))
+    search = Search(beam, merge)
+    if not train:
+        heads, order = pk.parse(sentences, W, search)
+        return heads, order, True, records[0]
+    clean = pk.train_epoch(sentences, pk.Gold(gold, n_children), np.array([0]),
+                           Perceptron(W, U, np.zeros(1)), search, records)
     return heads, order, clean == 1, records[0]
 
 
@@ -325,8 +331,13 @@ def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False)
     tags = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
     records = np.zeros((1, 5))
-    clean = tk.run_batch(static_rows, gold, np.array([0, n]), np.array([0]), W, U, np.zeros(1),
-                         n_tags, base, beam, merge, train, tags, order, records)
+    offsets = np.array([0, n])
+    search = Search(beam, merge)
+    if not train:
+        tags, order = tk.tag(static_rows, offsets, W, base, search)
+        return tags, order, True, records[0]
+    clean = tk.train_epoch(static_rows, offsets, gold, np.array([0]),
+                           Perceptron(W, U, np.zeros(1)), base, search, records)
     return tags, order, clean == 1, records[0]
 
 

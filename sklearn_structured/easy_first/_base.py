@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import EpochResult, EpochTrainer, SentenceEstimator, map_ranges
 from ..utils._training import averaged_weights
+from ._beam import Perceptron, Search
 from ..utils._compat import Interval
 
 
@@ -37,8 +38,8 @@ class _PerceptronEpochs(EpochTrainer):
         n = len(records)
         order = np.random.default_rng([est.shuffle_seed_, est.n_iter_]).permutation(n)
         records[:] = 0.0
-        n_clean = est._run_epoch(self.data, order, est.weights_, est.weight_sums_, est.n_seen_,
-                                 records)
+        perceptron = Perceptron(est.weights_, est.weight_sums_, est.n_seen_)
+        n_clean = est._run_epoch(self.data, order, perceptron, records)
         updated = records[:, 0] > 0
         est.n_iter_ += 1
         est.n_updates_ += int(updated.sum())
@@ -87,14 +88,17 @@ class EasyFirstBase(SentenceEstimator, ABC):
         """The arrays :meth:`_run_epoch` needs, for validated training data."""
 
     @abstractmethod
-    def _run_epoch(self, data, order, W, U, counter, records):
+    def _run_epoch(self, data, order, perceptron, records):
         """One perceptron pass over the sentences of ``data`` in ``order``.
 
-        Updates the weights ``W``, their running sums ``U`` and the sentence
-        counter (a length-1 array) in place, writes each sentence's update
-        record (updated, correct score, predicted score, early, step) into
-        ``records``, and returns the number of sentences that needed no update.
+        Updates ``perceptron`` (a :class:`~._beam.Perceptron` over the fitted
+        arrays) in place, writes each sentence's update record (updated,
+        correct score, predicted score, early, step) into ``records``, and
+        returns the number of sentences that needed no update.
         """
+
+    def _search(self):
+        return Search(int(self.beam_size), bool(self.merge_states))
 
     def _averaged_weights(self):
         """The averaged perceptron weights (or the current ones)."""

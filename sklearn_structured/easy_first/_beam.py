@@ -2,6 +2,7 @@
 list of a step and the bookkeeping of Ma et al.'s valid early update."""
 
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -9,6 +10,30 @@ from numba import njit
 from ..kernels.hashing import feature_hash
 
 _DECISION_TEMPLATE = 1
+
+
+class Perceptron(NamedTuple):
+    """The weights a kernel reads and, in training, updates in place."""
+
+    weights: np.ndarray
+    """(rows, n_actions) weight table; a row is a feature, a column an action type."""
+    sums: np.ndarray
+    """Running sums for the average (utils._training.averaged_weights); read in training only."""
+    seen: np.ndarray
+    """Length-1 float array: sentences trained on so far, the averaging counter."""
+
+
+class Search(NamedTuple):
+    """How the beam search runs."""
+
+    beam_size: int
+    merge: bool
+    """Sequences reaching the same state share one beam slot."""
+
+
+def predicting(weights):
+    """A :class:`Perceptron` for prediction: nothing is updated, so no running sums."""
+    return Perceptron(weights, weights, np.zeros(1))
 
 
 @njit(cache=True, nogil=True, inline="always")

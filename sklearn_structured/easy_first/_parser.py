@@ -12,9 +12,9 @@ from ._base import EasyFirstBase
 
 
 def _encode_sentences(sentences, vocabularies, pos):
-    """Flat word ids (lower-cased forms) and POS ids, and sentence offsets."""
+    """The kernels' :class:`Sentences`: lower-cased form ids and POS ids."""
     corpus = encode_corpus(sentences, vocabularies)
-    return corpus["lower"], corpus[pos], corpus.offsets
+    return kernels.Sentences(corpus["lower"], corpus[pos], corpus.offsets)
 
 
 class EasyFirstBeamParser(EasyFirstBase):
@@ -149,33 +149,26 @@ class EasyFirstBeamParser(EasyFirstBase):
         return 1 << self.hash_bits, 2
 
     def _encode_training(self, sentences, heads):
-        words, tags, offsets = _encode_sentences(sentences, self.vocabularies_, self.pos)
+        encoded = _encode_sentences(sentences, self.vocabularies_, self.pos)
+        offsets = encoded.offsets
         gold = np.concatenate(heads) - 1  # 0-based, -1 for the root
         n_children = np.zeros_like(gold)
         for i in range(len(sentences)):
             lo, hi = offsets[i], offsets[i + 1]
             attached = gold[lo:hi]
             n_children[lo:hi] = np.bincount(attached[attached >= 0], minlength=hi - lo)
-        return words, tags, gold, n_children, offsets
+        return encoded, kernels.Gold(gold, n_children)
 
-    def _run_epoch(self, data, order, W, U, counter, records):
-        words, tags, gold, n_children, offsets = data
-        scratch = np.empty(len(words), np.int64)
-        return kernels.run_batch(words, tags, gold, n_children, offsets, order, W, U, counter,
-                                 np.int64(W.shape[0] - 1), self.beam_size, self.merge_states,
-                                 True, scratch, np.empty_like(scratch), records)
+    def _run_epoch(self, data, order, perceptron, records):
+        return kernels.train_epoch(*data, order, perceptron, self._search(), records)
 
     def _parse(self, X):
         sentences = check_sentences(X)
 
         def parse_chunk(W, chunk):
-            words, tags, offsets = _encode_sentences(chunk, self.vocabularies_, self.pos)
-            heads = np.empty(len(words), np.int64)
-            order = np.empty(len(words), np.int64)
-            unused = np.zeros(len(words), np.int64)
-            kernels.run_batch(words, tags, unused, unused, offsets, np.arange(len(chunk)), W, W,
-                              np.zeros(1), np.int64(W.shape[0] - 1), self.beam_size,
-                              self.merge_states, False, heads, order, np.zeros((len(chunk), 5)))
+            encoded = _encode_sentences(chunk, self.vocabularies_, self.pos)
+            heads, order = kernels.parse(encoded, W, self._search())
+            offsets = encoded.offsets
             return [(heads[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 

@@ -20,11 +20,13 @@ sum ``U`` of ``c * delta`` over all updates, so that the averaged weights are
 ``W - U / c`` (Daume's trick): averaging costs nothing per step.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, early_update, new_candidates, offer_candidate
+from ._beam import action_key, early_update, new_candidates, offer_candidate, predicting
 
 # Sentinel values of the features (token ids are vocabulary ids, never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
@@ -32,7 +34,24 @@ NO_CHILD = -3  # the partial tree has no child on that side
 
 LEFT = 0
 RIGHT = 1
-N_FEATURES = 92  # templates per position; see parser_features
+
+
+class Sentences(NamedTuple):
+    """Encoded sentences laid end to end: sentence i is ``offsets[i]:offsets[i + 1]``."""
+
+    words: np.ndarray
+    tags: np.ndarray
+    offsets: np.ndarray
+
+
+class Gold(NamedTuple):
+    """The gold trees of :class:`Sentences`, for training."""
+
+    heads: np.ndarray
+    """0-based head of each word, -1 for the root word."""
+    n_children: np.ndarray
+# Templates per position, block by block as parser_features fills them in.
+N_FEATURES = 3 * 8 + 5 * 3 + 6 + 2 * 6 + 1 + 5 * 3 + 2 * 8 + 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -232,8 +251,8 @@ def _update_sequence(hist, length, delta, words, tags, W, U, counter, mask):
 
 
 @njit(cache=True, nogil=True)
-def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, beam_size,
-               merge, train, heads_out, order_out, record):
+def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_size, merge, train,
+               heads_out, order_out, record):
     """Parse one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
     With ``merge``, sequences reaching the same set of arcs in different
@@ -248,6 +267,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
     """
     n = words.shape[0]
     s = beam_size
+    mask = W.shape[0] - 1  # the table has a power-of-two number of rows
     record[0] = 0.0
     if n == 1:
         heads_out[0] = 0
@@ -352,24 +372,43 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, mask, be
 
 
 @njit(cache=True, nogil=True)
-def run_batch(words, tags, gold_heads, gold_n_children, offsets, sentence_order, W, U, counter,
-              mask, beam_size, merge, train, heads_out, order_out, records):
-    """Parse (``train=False``) or train on (``train=True``) the sentences in ``sentence_order``.
-
-    Training is one perceptron pass: ``counter`` (a length-1 array) counts the
-    sentences seen, for the averaging, and ``records[i]`` gets the update
-    record of sentence i (see :func:`beam_parse`). Prediction ignores the gold
-    arrays, ``U`` and ``counter``. Returns the number of sentences that needed
-    no update. One entry point for both keeps a single compilation.
-    """
+def _run_batch(sentences, gold, sentence_order, perceptron, search, train, heads_out, order_out,
+               records):
+    # One compiled entry point for training and prediction: a second one would
+    # have numba optimise the whole beam_parse tree once more on first use.
     n_clean = 0
+    words, tags, offsets = sentences
+    W, U, seen = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            counter[0] += 1.0
-        if beam_parse(words[lo:hi], tags[lo:hi], gold_heads[lo:hi], gold_n_children[lo:hi],
-                      W, U, counter[0], mask, beam_size, merge, train, heads_out[lo:hi],
+            seen[0] += 1.0
+        if beam_parse(words[lo:hi], tags[lo:hi], gold.heads[lo:hi], gold.n_children[lo:hi], W, U,
+                      seen[0], search.beam_size, search.merge, train, heads_out[lo:hi],
                       order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean
+
+
+def train_epoch(sentences, gold, sentence_order, perceptron, search, records):
+    """One perceptron pass over the sentences, in ``sentence_order``.
+
+    Updates ``perceptron`` in place; ``records[i]`` gets the update record
+    of sentence i (see :func:`beam_parse`). Returns the number of sentences
+    that needed no update.
+    """
+    scratch = np.empty(len(sentences.words), np.int64)
+    return _run_batch(sentences, gold, sentence_order, perceptron, search, True, scratch,
+                      np.empty_like(scratch), records)
+
+
+def parse(sentences, weights, search):
+    """Heads (1-based, 0 = root) and attachment steps of every word, laid end to end."""
+    n_sentences = len(sentences.offsets) - 1
+    heads = np.empty(len(sentences.words), np.int64)
+    order = np.empty_like(heads)
+    unread = Gold(np.empty_like(heads), np.empty_like(heads))
+    _run_batch(sentences, unread, np.arange(n_sentences), predicting(weights), search, False,
+               heads, order, np.zeros((n_sentences, 5)))
+    return heads, order

@@ -226,13 +226,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             ) from None
         return static, gold, offsets
 
-    def _run_epoch(self, data, order, W, U, counter, records):
+    def _run_epoch(self, data, order, perceptron, records):
         static, gold, offsets = data
-        scratch = np.empty(len(gold), np.int64)
-        return kernels.run_batch(static, gold, offsets, order, W, U, counter,
-                                 len(self.classes_), self.dynamic_base_, self.beam_size,
-                                 self.merge_states, True, scratch, np.empty_like(scratch),
-                                 records)
+        return kernels.train_epoch(static, offsets, gold, order, perceptron, self.dynamic_base_,
+                                   self._search(), records)
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -274,12 +271,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         def tag_chunk(W, chunk):
             static, offsets = self._encode(chunk)
-            tags = np.empty(len(static), np.int64)
-            order = np.empty(len(static), np.int64)
-            kernels.run_batch(static, np.zeros(len(static), np.int64), offsets,
-                              np.arange(len(chunk)), W, W, np.zeros(1), len(self.classes_),
-                              self.dynamic_base_, self.beam_size, self.merge_states, False,
-                              tags, order, np.zeros((len(chunk), 5)))
+            tags, order = kernels.tag(static, offsets, W, self.dynamic_base_, self._search())
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 

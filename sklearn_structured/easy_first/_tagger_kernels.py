@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, early_update, new_candidates, offer_candidate
+from ._beam import action_key, early_update, new_candidates, offer_candidate, predicting
 
 N_DYNAMIC = 5
 _CONTEXT = (-2, -1, 1, 2)  # positions of the neighbouring words read
@@ -147,8 +147,8 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dy
 
 
 @njit(cache=True, nogil=True)
-def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, merge, train,
-             tags_out, order_out, record):
+def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, train, tags_out,
+             order_out, record):
     """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
     Mirrors :func:`._parser_kernels.beam_parse`: ``record`` gets ``(updated,
@@ -157,7 +157,7 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
     """
     n = static_rows.shape[0]
     s = beam_size
-    T = n_tags
+    T = W.shape[1]  # one column per tag
     record[0] = 0.0
     static = _static_scores(static_rows, W, T)
     tags = np.full((2, s, n), -1, np.int64)
@@ -232,16 +232,37 @@ def beam_tag(static_rows, gold, W, U, counter, n_tags, dynamic_base, beam_size, 
 
 
 @njit(cache=True, nogil=True)
-def run_batch(static_rows, gold, offsets, sentence_order, W, U, counter, n_tags, dynamic_base,
-              beam_size, merge, train, tags_out, order_out, records):
-    """Tag or train on the sentences; see :func:`._parser_kernels.run_batch`."""
+def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base, search,
+               train, tags_out, order_out, records):
+    # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
+    W, U, seen = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            counter[0] += 1.0
-        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, counter[0], n_tags, dynamic_base,
-                    beam_size, merge, train, tags_out[lo:hi], order_out[lo:hi], records[i]):
+            seen[0] += 1.0
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, seen[0], dynamic_base,
+                    search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
+                    records[i]):
             n_clean += 1
     return n_clean
+
+
+def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base, search,
+                records):
+    """One perceptron pass; as :func:`._parser_kernels.train_epoch`, ``gold`` the tag ids."""
+    scratch = np.empty(len(gold), np.int64)
+    return _run_batch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base,
+                      search, True, scratch, np.empty_like(scratch), records)
+
+
+def tag(static_rows, offsets, weights, dynamic_base, search):
+    """Tag ids and tagging steps of every word, laid end to end."""
+    n_sentences = len(offsets) - 1
+    tags = np.empty(len(static_rows), np.int64)
+    order = np.empty_like(tags)
+    _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences),
+               predicting(weights), dynamic_base, search, False, tags, order,
+               np.zeros((n_sentences, 5)))
+    return tags, order
