@@ -1,7 +1,6 @@
 """Beam search pieces shared by the parser and tagger kernels: the top-k candidate
 list of a step and the bookkeeping of Ma et al.'s valid early update."""
 
-from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
@@ -47,55 +46,52 @@ def action_key(position, value):
     return feature_hash(_DECISION_TEMPLATE, position, value, 0, 0, 0)
 
 
-# The top-``size`` candidates of one beam step, best first: score, state
-# signature, and the extended item, position and action of each.
-Candidates = namedtuple("Candidates", "score signature item position action")
-
-
-@njit(cache=True, nogil=True)
-def new_candidates(size):
-    return Candidates(np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64),
-                      np.empty(size, np.int64), np.empty(size, np.int64))
-
-
 @njit(cache=True, nogil=True, inline="always")
-def _move(top, dst, src):
-    top.score[dst] = top.score[src]
-    top.signature[dst] = top.signature[src]
-    top.item[dst] = top.item[src]
-    top.position[dst] = top.position[src]
-    top.action[dst] = top.action[src]
+def new_candidates(size):
+    """Empty top-``size`` candidate arrays of one beam step, best first: score, state
+    signature, and the extended beam item, position and action of each."""
+    return (np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64),
+            np.empty(size, np.int64), np.empty(size, np.int64))
 
 
+# The innermost call of the search (once per beam item, word and action):
+# plain arrays, which the compiler sees are distinct allocations.
 @njit(cache=True, nogil=True)
-def offer_candidate(top, count, merge, score, signature, b, j, a):
-    """Insert a candidate into the descending list ``top``; ties keep the earlier one.
+def offer_candidate(score, signature, b, j, a, top_score, top_sig, top_b, top_j, top_a, count,
+                    size, merge):
+    """Insert a candidate into the descending top-``size`` list; ties keep the earlier one.
 
-    Returns the new number of listed candidates (at most ``len(top.score)``).
     With ``merge``, a candidate whose signature is already listed keeps only
     the better-scoring of the two, so the beam holds distinct states.
     """
-    size = len(top.score)
     if merge:
         for k in range(count):
-            if top.signature[k] == signature:
-                if top.score[k] >= score:
+            if top_sig[k] == signature:
+                if top_score[k] >= score:
                     return count
                 for m in range(k, count - 1):  # drop the worse duplicate
-                    _move(top, m, m + 1)
+                    top_score[m] = top_score[m + 1]
+                    top_sig[m] = top_sig[m + 1]
+                    top_b[m] = top_b[m + 1]
+                    top_j[m] = top_j[m + 1]
+                    top_a[m] = top_a[m + 1]
                 count -= 1
                 break
-    if count == size and score <= top.score[size - 1]:
+    if count == size and score <= top_score[size - 1]:
         return count
     pos = count if count < size else size - 1
-    while pos > 0 and top.score[pos - 1] < score:
-        _move(top, pos, pos - 1)
+    while pos > 0 and top_score[pos - 1] < score:
+        top_score[pos] = top_score[pos - 1]
+        top_sig[pos] = top_sig[pos - 1]
+        top_b[pos] = top_b[pos - 1]
+        top_j[pos] = top_j[pos - 1]
+        top_a[pos] = top_a[pos - 1]
         pos -= 1
-    top.score[pos] = score
-    top.signature[pos] = signature
-    top.item[pos] = b
-    top.position[pos] = j
-    top.action[pos] = a
+    top_score[pos] = score
+    top_sig[pos] = signature
+    top_b[pos] = b
+    top_j[pos] = j
+    top_a[pos] = a
     return count + 1 if count < size else size
 
 

@@ -286,7 +286,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
     signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     feats = np.empty(N_FEATURES, np.int64)
-    top = new_candidates(s)
+    top_score, top_sig, top_b, top_j, top_a = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
     for w in range(n):
@@ -313,7 +313,8 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
                     cand = score[cur, b] + cache[cur, b, w, a]
                     head = pend[cur, b, j - 1] if a == LEFT else pend[cur, b, j + 1]
                     sig = signature[cur, b] ^ action_key(w, head)
-                    count = offer_candidate(top, count, merge, cand, sig, b, j, a)
+                    count = offer_candidate(cand, sig, b, j, a, top_score, top_sig, top_b, top_j,
+                                            top_a, count, s, merge)
                     if train and correct[cur, b] and cand > best_c and action_is_correct(
                         pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads,
                         gold_n_children,
@@ -324,9 +325,9 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
                         best_c_a = a
         any_correct = False
         for k in range(count):
-            b = top.item[k]
-            j = top.position[k]
-            a = top.action[k]
+            b = top_b[k]
+            j = top_j[k]
+            a = top_a[k]
             pend[nxt, k, :r] = pend[cur, b, :r]
             vl[nxt, k] = vl[cur, b]
             vr[nxt, k] = vr[cur, b]
@@ -344,8 +345,8 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
             dep = pend[cur, b, j]
             order[nxt, k, dep] = step
             hist[nxt, k, step] = 2 * dep + a
-            score[nxt, k] = top.score[k]
-            signature[nxt, k] = top.signature[k]
+            score[nxt, k] = top_score[k]
+            signature[nxt, k] = top_sig[k]
             new_r = apply_action(pend[nxt, k], r, j, a, vl[nxt, k], vr[nxt, k], lc[nxt, k],
                                  rc[nxt, k], heads[nxt, k])
             _refresh_scores(pend[nxt, k], new_r, j - 3, j + 2, words, tags, vl[nxt, k],
@@ -360,7 +361,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
             # the best correct extension (TOPC) against the best sequence in the beam
             length = early_update(record, topc_hist, hist[cur, best_c_b], step,
                                   2 * pend[cur, best_c_b, best_c_j] + best_c_a, best_c,
-                                  top.score[0], final)
+                                  top_score[0], final)
             _update_sequence(topc_hist, length, 1.0, words, tags, W, U, counter, mask)
             _update_sequence(hist[nxt, 0], length, -1.0, words, tags, W, U, counter, mask)
             return False

@@ -7,9 +7,9 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.model_selection import KFold
 
+from ..kernels.hashing import kept_positions
 from ..metrics import token_accuracy
 from ..utils import (
-    Vocabulary,
     check_sentences,
     check_tagging_data,
     encode_corpus,
@@ -19,13 +19,14 @@ from ..utils import (
     token_field,
     token_values,
     word_shape,
+    word_type_ids,
+    word_type_vocabulary,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 
 _AFFIX_LENGTHS = (1, 2, 3, 4)
-N_ATTRIBUTES = 2 * len(_AFFIX_LENGTHS) + 1  # prefixes, suffixes, shape of a word type
 
 
 def _word_attributes(form):
@@ -35,38 +36,19 @@ def _word_attributes(form):
             + [word_shape(form)])
 
 
-def _attribute_strings(forms):
-    """Every attribute string of the word types in ``forms``, for fitting their vocabulary."""
-    for form in set(forms):
-        yield from (a for a in _word_attributes(form) if a is not None)
-
-
-def _attribute_ids(forms, vocabulary):
-    """(n_tokens, N_ATTRIBUTES) ids of the attributes of each form, computed once per type.
-
-    Absent and unseen attributes both get the unknown id, whose features are
-    never kept (every training attribute has its own id).
-    """
-    types = {}
-    type_of_token = np.fromiter((types.setdefault(f, len(types)) for f in forms), np.int64,
-                                len(forms))
-    table = np.zeros((len(types), N_ATTRIBUTES), np.int64)
-    for form, k in types.items():
-        table[k] = vocabulary.encode(_word_attributes(form))  # None -> unknown id
-    return table[type_of_token]
-
-
 def fit_tagger_vocabularies(sentences):
     """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
     vocabularies = fit_vocabularies(sentences, ("form", "lower"))
-    vocabularies["attributes"] = Vocabulary(_attribute_strings(token_values(sentences, "form")))
+    vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
+                                                      _word_attributes)
     return vocabularies
 
 
 def static_feature_keys(sentences, vocabularies):
     """Hashed static features of every token (-1 where absent), and sentence offsets."""
     corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
-    attributes = _attribute_ids(token_values(sentences, "form"), vocabularies["attributes"])
+    attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
+                               vocabularies["attributes"])
     keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
                                        corpus.offsets)
     return keys, corpus.offsets
@@ -202,7 +184,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     def _encode(self, sentences):
         """(weight rows of the static features, one row of templates per token; offsets)."""
         keys, offsets = static_feature_keys(sentences, self.vocabularies_)
-        return kernels.rows_of_keys(keys, self.feature_keys_), offsets
+        return kept_positions(keys, self.feature_keys_) + 1, offsets  # row 0: not kept
 
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):

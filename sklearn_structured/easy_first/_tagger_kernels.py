@@ -2,8 +2,8 @@
 
 An action assigns tag ``t`` to one untagged word ``j``; after ``n`` actions every
 word is tagged. A word's features are static (its own form, affixes and shape,
-the neighbouring words: hashed by :func:`static_feature_keys`, then mapped to
-rows of ``static_rows`` by :func:`rows_of_keys`, 0 meaning "no such feature")
+the neighbouring words: hashed by :func:`static_feature_keys`, then rows of
+``static_rows``, 0 meaning "no such feature")
 plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
 ``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
 neighbour's tag value is its tag id, ``T`` when still untagged and ``T + 1``
@@ -59,14 +59,6 @@ def static_feature_keys(form, lower, attributes, offsets):
             out[j, f] = feature_hash(f, before, lower[j], 0, 0, 0)
             out[j, f + 1] = feature_hash(f + 1, lower[j], after, 0, 0, 0)
     return out
-
-
-def rows_of_keys(keys, kept):
-    """Weight rows of hashed features: ``i + 1`` for ``kept[i]`` (sorted), 0 otherwise."""
-    position = np.searchsorted(kept, keys)
-    found = position < len(kept)
-    found[found] = kept[position[found]] == keys[found]
-    return np.where(found, position + 1, 0)
 
 
 def n_dynamic_rows(n_tags):
@@ -168,7 +160,7 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
     signature = np.zeros((2, s), np.int64)
     correct = np.zeros((2, s), np.bool_)
     rows = np.empty(N_DYNAMIC, np.int64)
-    top = new_candidates(s)
+    top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
     _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, dynamic_base, cache[0, 0], rows)
@@ -189,7 +181,8 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
                 for t in range(T):
                     cand = base + cache[cur, b, j, t]
                     sig = signature[cur, b] ^ action_key(j, t)
-                    count = offer_candidate(top, count, merge, cand, sig, b, j, t)
+                    count = offer_candidate(cand, sig, b, j, t, top_score, top_sig, top_b, top_j,
+                                            top_t, count, s, merge)
                 if train and correct[cur, b]:
                     cand = base + cache[cur, b, j, gold[j]]
                     if cand > best_c:
@@ -198,9 +191,9 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
                         best_c_j = j
         any_correct = False
         for k in range(count):
-            b = top.item[k]
-            j = top.position[k]
-            t = top.action[k]
+            b = top_b[k]
+            j = top_j[k]
+            t = top_t[k]
             tags[nxt, k] = tags[cur, b]
             order[nxt, k] = order[cur, b]
             hist[nxt, k, :step] = hist[cur, b, :step]
@@ -211,8 +204,8 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
             tags[nxt, k, j] = t
             order[nxt, k, j] = step
             hist[nxt, k, step] = j * T + t
-            score[nxt, k] = top.score[k]
-            signature[nxt, k] = top.signature[k]
+            score[nxt, k] = top_score[k]
+            signature[nxt, k] = top_sig[k]
             _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, dynamic_base, cache[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
@@ -220,7 +213,7 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
             if any_correct and final and correct[nxt, 0]:
                 break  # the best complete sequence is correct: no update
             length = early_update(record, topc_hist, hist[cur, best_c_b], step,
-                                  best_c_j * T + gold[best_c_j], best_c, top.score[0], final)
+                                  best_c_j * T + gold[best_c_j], best_c, top_score[0], final)
             _update_sequence(topc_hist, length, 1.0, static_rows, W, U, counter, T, dynamic_base)
             _update_sequence(hist[nxt, 0], length, -1.0, static_rows, W, U, counter, T,
                              dynamic_base)

@@ -9,7 +9,8 @@ table size, or a mask when the size is a power of two).
 Each value is XORed in and multiplied by the 64-bit golden-ratio constant
 (the multiply-xor scheme of FNV, with a multiplier whose bits are spread
 evenly); a final fold brings the well-mixed high bits down to the low bits
-that a mask keeps. Feature extraction is dominated by this function, so it
+that a mask keeps. Estimators that keep only the features seen in training
+look the full hashes up instead (:func:`kept_positions`). Feature extraction is dominated by this function, so it
 is kept to one multiplication per value: a SplitMix-style finaliser per
 value halved the easy-first parser's feature throughput for no measurable
 gain in collisions. The value is the same on every platform and in every
@@ -36,3 +37,16 @@ def feature_hash(template, a, b, c, d, e):
     x = (x ^ np.uint64(e)) * _MULT
     x ^= x >> np.uint64(32)
     return np.int64(x >> np.uint64(1))
+
+
+def kept_positions(keys, kept):
+    """Position of each hash of ``keys`` in the sorted array ``kept``, -1 where it is absent.
+
+    For template sets that keep only the features seen (often enough) in
+    training: the full 63-bit hashes are looked up, so kept features never
+    collide, and negative keys (absent features) are never found.
+    """
+    position = np.searchsorted(kept, keys)
+    found = position < len(kept)
+    found[found] = kept[position[found]] == keys[found]
+    return np.where(found, position, -1)

@@ -2,7 +2,16 @@
 
 from ._base import SentenceEstimator
 from ._compile_notice import announce_compilation
-from ._corpus import FIELDS, ROOT_ID, Corpus, encode_corpus, fit_vocabularies, token_values
+from ._corpus import (
+    FIELDS,
+    ROOT_ID,
+    Corpus,
+    encode_corpus,
+    fit_vocabularies,
+    token_values,
+    word_type_ids,
+    word_type_vocabulary,
+)
 from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._threads import map_ranges, run_in_threads, thread_count
 from ._training import EpochRecord, EpochResult, EpochTrainer, progress_line
@@ -51,4 +60,6 @@ __all__ = [
     "token_values",
     "unpack_ragged",
     "word_shape",
+    "word_type_ids",
+    "word_type_vocabulary",
 ]

@@ -120,3 +120,27 @@ def encode_corpus(sentences, vocabularies, *, root=False):
         ids[is_token] = vocabulary.encode(values)
         fields[field] = ids
     return Corpus(offsets, fields)
+
+
+def word_type_vocabulary(forms, describe):
+    """A :class:`Vocabulary` of the strings ``describe(form)`` gives for the distinct ``forms``.
+
+    ``describe`` maps a form to a fixed-length list of strings (None where
+    one is absent): its prefixes, suffixes, shape... (an estimator's word
+    attributes, read from the form so that unseen words have them too).
+    """
+    return Vocabulary(a for form in set(forms) for a in describe(form) if a is not None)
+
+
+def word_type_ids(forms, describe, vocabulary):
+    """(n_tokens, k) ids of ``describe(form)`` for every token, computed once per distinct form.
+
+    Absent (None) and unseen strings get the unknown id 0.
+    """
+    types = {}
+    type_of_token = np.fromiter((types.setdefault(f, len(types)) for f in forms), np.int64,
+                                len(forms))
+    table = np.zeros((len(types), len(describe(""))), np.int64)
+    for form, k in types.items():
+        table[k] = vocabulary.encode(describe(form))
+    return table[type_of_token]
