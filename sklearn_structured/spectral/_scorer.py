@@ -81,23 +81,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
     SentenceEstimator,
-    Vocabulary,
     check_dependency_data,
     check_sentences,
+    encode_corpus,
+    fit_vocabularies,
     pack_ragged,
-    token_field,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from ._kernels import count_moments, spectral_log_probs
 
 
-def _words(sentence, field):
-    """The modelled string of each token: ``field``, else the form; lower-cased words."""
-    out = []
-    for token in sentence:
-        value = token_field(token, field) or token_field(token, "form") or ""
-        out.append(value.lower() if field in ("form", "lemma") else value)
-    return out
+def _corpus_field(token_field):
+    """The corpus field read for ``token_field``: forms are modelled lower-cased."""
+    return "lower" if token_field == "form" else token_field
 
 
 def _cooccurrences(ids, heads, offsets, n_words):
@@ -162,15 +158,15 @@ class SpectralTreeScorer(SentenceEstimator):
         this threshold.
     token_field : str, default="form"
         Token field modelled as the word (``"form"``, ``"lemma"``, ``"upos"``,
-        ``"xpos"``); forms and lemmas are lower-cased, a missing field falls
-        back to the form.
+        ``"xpos"``); forms are lower-cased. A missing field is read with the
+        library's fall-backs (:func:`sklearn_structured.utils.token_values`).
     random_state : int, RandomState instance or None, default=None
         Seeds the randomized SVD.
 
     Attributes
     ----------
     vocabulary_ : Vocabulary
-        Lower-cased word forms to ids (0 = unknown).
+        The modelled words (lower-cased forms by default) to ids (0 = unknown).
     embedding_ : ndarray of shape (n_words, n_components)
         U, orthonormal columns.
     root_vector_ : ndarray of shape (n_components,)
@@ -212,24 +208,21 @@ class SpectralTreeScorer(SentenceEstimator):
         counts to the embedding only.
         """
         sentences, heads = check_dependency_data(X, y, single_root=False)
-        words = [_words(s, self.token_field) for s in sentences]
-        extra = [] if X_unlabeled is None else [
-            _words(s, self.token_field) for s in check_sentences(X_unlabeled, name="X_unlabeled")
-        ]
-        self.vocabulary_ = Vocabulary(
-            (w for s in words + extra for w in s), min_count=self.min_count
-        )
+        extra = [] if X_unlabeled is None else check_sentences(X_unlabeled, name="X_unlabeled")
+        field = _corpus_field(self.token_field)
+        self.vocabulary_ = fit_vocabularies(sentences + extra, (field,),
+                                            min_count=self.min_count)[field]
         n_words = len(self.vocabulary_)
         if self.n_components >= n_words:
             raise ValueError(
                 f"n_components={self.n_components} must be smaller than the number of "
                 f"word types kept ({n_words}, including the unknown word)"
             )
-        ids, offsets = pack_ragged([self.vocabulary_.encode(s) for s in words])
+        ids, offsets = self._encode(sentences)
         flat_heads, _ = pack_ragged(heads)
         counts = _cooccurrences(ids, flat_heads, offsets, n_words)
         if extra:
-            extra_ids, extra_offsets = pack_ragged([self.vocabulary_.encode(s) for s in extra])
+            extra_ids, extra_offsets = self._encode(extra)
             counts = counts + _cooccurrences(extra_ids, None, extra_offsets, n_words)
         self.embedding_ = self._fit_embedding(counts)
 
@@ -245,6 +238,12 @@ class SpectralTreeScorer(SentenceEstimator):
             float(np.min(log_abs[positive] / lengths[positive])) if positive.any() else -50.0
         )
         return self
+
+    def _encode(self, sentences):
+        """Word ids of ``sentences`` laid end to end, and sentence offsets."""
+        field = _corpus_field(self.token_field)
+        corpus = encode_corpus(sentences, {field: self.vocabulary_})
+        return corpus[field], corpus.offsets
 
     def _fit_embedding(self, counts):
         k = self.n_components
@@ -262,11 +261,14 @@ class SpectralTreeScorer(SentenceEstimator):
         check_is_fitted(self)
         sentences, heads = check_dependency_data(X, y, single_root=False)
         # n-best lists repeat each sentence object many times: encode it once
-        encoded = {}
+        first = {}
         for s in sentences:
-            if id(s) not in encoded:
-                encoded[id(s)] = self.vocabulary_.encode(_words(s, self.token_field))
-        ids, offsets = pack_ragged([encoded[id(s)] for s in sentences])
+            first.setdefault(id(s), s)
+        distinct = list(first.values())
+        ids, offsets = self._encode(distinct)
+        position = {id(s): k for k, s in enumerate(distinct)}
+        ids, offsets = pack_ragged([ids[offsets[k]:offsets[k + 1]]
+                                    for k in (position[id(s)] for s in sentences)])
         flat_heads, _ = pack_ragged(heads)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
