@@ -11,8 +11,9 @@ medians (above 1: the new commit is faster).
 
 Parts, all on UD English EWT train -> test with gold tags: ``lowrank``
 (LowRankTensorParser, default settings), ``easyfirst`` (EasyFirstBeamParser
-at ``--beam``, UAS) and ``tagger`` (EasyFirstBeamTagger of XPOS at
-``--beam``, token accuracy).
+at ``--beam``, UAS), ``tagger`` (EasyFirstBeamTagger of XPOS at ``--beam``,
+token accuracy) and ``distro`` (DistroSequenceSVM of XPOS with the EWT
+settings of the ``distro`` section, token accuracy).
 Run from the repository root:
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
@@ -39,6 +40,8 @@ _PARTS = {
     "lowrank": ("LowRankTensorParser", "UAS without punctuation"),
     "easyfirst": ("EasyFirstBeamParser, beam {beam}", "UAS without punctuation"),
     "tagger": ("EasyFirstBeamTagger of XPOS, beam {beam}", "token accuracy"),
+    "distro": ("DistroSequenceSVM of XPOS, d=20, alpha=1e-5, label learning rate 0.3",
+               "token accuracy"),
 }
 
 # Runs inside the checked-out tree (PYTHONPATH): train, predict, print JSON.
@@ -54,10 +57,15 @@ if part == "lowrank":
 elif part == "easyfirst":
     from sklearn_structured import EasyFirstBeamParser
     make = lambda **kw: EasyFirstBeamParser(beam_size=beam, **kw)
-else:
+elif part == "tagger":
     from sklearn_structured import EasyFirstBeamTagger
     make = lambda **kw: EasyFirstBeamTagger(beam_size=beam, target="xpos", **kw)
     y = y_test = None  # the tagger reads its gold tags from the tokens
+else:
+    from sklearn_structured import DistroSequenceSVM
+    make = lambda **kw: DistroSequenceSVM(n_components=20, alpha=1e-5, label_learning_rate=0.3,
+                                          **kw)
+    y, y_test = ([[t["xpos"] for t in s] for s in data] for data in (X, X_test))
 make(n_epochs=1).fit(X[:30], y and y[:30]).predict(X_test[:30])  # compile outside the timing
 tic = time.process_time()
 model = make(random_state=seed).fit(X, y)
@@ -135,7 +143,7 @@ def main():
         f"prediction {ratio['predict']:.2f}.\n"
     )
     print(body)
-    section = args.part if args.part == "lowrank" else f"{args.part}_beam{args.beam}"
+    section = f"{args.part}_beam{args.beam}" if args.part in ("easyfirst", "tagger") else args.part
     write_section(f"commits_{section}", f"Two commits compared: {name}", body)
 
 

@@ -38,7 +38,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 
 from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
 from sklearn_structured.datasets import load_20newsgroups  # noqa: E402
-from sklearn_structured.distro import DistroSequenceSVM, DistroSVM, emission_features  # noqa: E402
+from sklearn_structured.distro import DistroSequenceSVM, DistroSVM  # noqa: E402
 from sklearn_structured.metrics import token_accuracy  # noqa: E402
 
 
@@ -170,19 +170,27 @@ def tagged(name, split, field):
 
 
 class CRFSuiteTagger:
-    """sklearn-crfsuite on the same emission strings (an outside reference)."""
+    """sklearn-crfsuite on the same emission features (an outside reference)."""
 
     def __init__(self):
         import sklearn_crfsuite
 
         self.crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.1, c2=0.01, max_iterations=100)
+        self.featurizer = DistroSequenceSVM()
+
+    def _features(self, X):
+        """DistroSequenceSVM's emission features of every token, as strings."""
+        indptr, keys, offsets = self.featurizer._feature_keys(X)
+        tokens = [[str(k) for k in keys[lo:hi]] for lo, hi in zip(indptr[:-1], indptr[1:])]
+        return [tokens[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def fit(self, X, y):
-        self.crf.fit([[list(f) for f in emission_features(s)] for s in X], y)
+        self.featurizer.vocabularies_ = self.featurizer._fit_vocabularies(X)
+        self.crf.fit(self._features(X), y)
         return self
 
     def predict(self, X):
-        return self.crf.predict([[list(f) for f in emission_features(s)] for s in X])
+        return self.crf.predict(self._features(X))
 
 
 def pos(quick):

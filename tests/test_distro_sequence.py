@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from sklearn_structured.datasets import load_sample_treebank
-from sklearn_structured.distro import DistroSequenceSVM, emission_features
+from sklearn_structured.distro import DistroSequenceSVM
+from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.utils import word_shape
 from sklearn_structured.distro._kernels import label_transition_scores, sequence_hinge_losses
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
@@ -119,12 +120,32 @@ def test_onehot_keeps_identity_label_vectors(sample):
 
 
 def test_features():
+    """The emission features, read independently: the shared hash of corpus ids."""
     assert word_shape("McDonald's") == "XxXx'x"
     assert word_shape("1999") == "d"
     assert word_shape("U.S.") == "X.X."
-    feats = emission_features(["I", "like", {"form": "Tea", "upos": "NOUN"}])
-    assert feats[0] == ("w=I", "p3=I", "s3=I", "w-1=<s>", "w+1=like", "shape=X")
-    assert "w+1=</s>" in feats[2] and "shape=Xx" in feats[2] and "w-1=like" in feats[2]
+    train = [["I", "like", {"form": "Tea", "upos": "NOUN"}], ["Tim", "likes", "tea"]]
+    model = DistroSequenceSVM(**FAST).fit(train, [["P", "V", "N"], ["N", "V", "N"]])
+    form, attributes = (model.vocabularies_[f].stoi for f in ("form", "attributes"))
+    sentence = ["I", {"form": "like"}, "Teas"]  # "Teas" is unseen, its prefix "Tea" is not
+    indptr, keys, offsets = model._feature_keys([sentence])
+    assert list(offsets) == [0, 3] and list(indptr) == [0, 6, 12, 18]
+    words = ["I", "like", "Teas"]
+    ids = [form.get(w, 0) for w in words]
+    for j, word in enumerate(words):
+        expected = [
+            feature_hash(1, ids[j], 0, 0, 0, 0),
+            feature_hash(2, attributes.get(word[:3], 0), 0, 0, 0, 0),
+            feature_hash(3, attributes.get(word[-3:], 0), 0, 0, 0, 0),
+            feature_hash(4, ids[j - 1] if j > 0 else -2, 0, 0, 0, 0),
+            feature_hash(5, ids[j + 1] if j < 2 else -3, 0, 0, 0, 0),
+            feature_hash(6, attributes.get(word_shape(word), 0), 0, 0, 0, 0),
+        ]
+        assert list(keys[indptr[j]:indptr[j + 1]]) == expected
+    assert ids[2] == 0 and attributes["Tea"] > 0  # the unseen-word branch was exercised
+    tokens, _ = model._encode([sentence])
+    assert tokens.shape == (3, len(model.feature_keys_))
+    assert tokens[2].nnz == 4  # the word and its suffix "eas" were never seen in training
 
 
 def user_features(sentence):

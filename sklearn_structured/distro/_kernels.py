@@ -20,8 +20,44 @@ import numpy as np
 from numba import njit
 
 from ..kernels.chain import viterbi_into
+from ..kernels.hashing import feature_hash
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
+
+# Sequence emission templates (the paper's POS features) and sentinels.
+T_WORD, T_PREFIX, T_SUFFIX, T_PREVIOUS, T_NEXT, T_SHAPE, T_CUSTOM = range(1, 8)
+BEFORE = -2  # the previous word of the first token (ids are never negative)
+AFTER = -3  # the next word of the last token
+
+
+@njit(cache=True, nogil=True)
+def emission_feature_keys(form, attributes, offsets):
+    """(n_tokens, 6) hashed emission features of every token.
+
+    The word, its prefix and suffix (``attributes[:, 0]`` and ``[:, 1]``),
+    the previous and next words, and its shape (``attributes[:, 2]``); all
+    are vocabulary ids, 0 for unseen ones, whose features no model keeps.
+    """
+    out = np.empty((form.shape[0], 6), np.int64)
+    for s in range(offsets.shape[0] - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        for j in range(lo, hi):
+            out[j, 0] = feature_hash(T_WORD, form[j], 0, 0, 0, 0)
+            out[j, 1] = feature_hash(T_PREFIX, attributes[j, 0], 0, 0, 0, 0)
+            out[j, 2] = feature_hash(T_SUFFIX, attributes[j, 1], 0, 0, 0, 0)
+            out[j, 3] = feature_hash(T_PREVIOUS, form[j - 1] if j > lo else BEFORE, 0, 0, 0, 0)
+            out[j, 4] = feature_hash(T_NEXT, form[j + 1] if j + 1 < hi else AFTER, 0, 0, 0, 0)
+            out[j, 5] = feature_hash(T_SHAPE, attributes[j, 2], 0, 0, 0, 0)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def custom_feature_keys(ids):
+    """Hashes of user feature strings, given as vocabulary ids."""
+    out = np.empty(ids.shape[0], np.int64)
+    for k in range(ids.shape[0]):
+        out[k] = feature_hash(T_CUSTOM, ids[k], 0, 0, 0, 0)
+    return out
 
 
 @njit(cache=True, nogil=True)

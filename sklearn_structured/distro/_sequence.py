@@ -1,39 +1,32 @@
 """DistroSequenceSVM: a first-order chain structural SVM with learned label vectors."""
 
-from numbers import Integral
-
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.chain import viterbi_batch
+from ..kernels.hashing import kept_positions
 from ..metrics import token_accuracy
-from ..utils import SentenceEstimator, check_sentences, check_tagging_data, token_field, word_shape
-from ..utils._compat import Interval, _fit_context
+from ..utils import (
+    SentenceEstimator,
+    Vocabulary,
+    check_sentences,
+    check_tagging_data,
+    encode_corpus,
+    fit_vocabularies,
+    token_values,
+    word_shape,
+    word_type_ids,
+    word_type_vocabulary,
+)
+from ..utils._compat import _fit_context
 from . import _kernels
 from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
 
-def emission_features(sentence):
-    """The paper's POS emission features for every token of ``sentence``.
-
-    Word, prefix and suffix of length 3, previous and next word (with
-    sentence-boundary markers) and word shape, as strings to be hashed.
-    """
-    words = [token_field(token, "form") or "" for token in sentence]
-    padded = ["<s>"] + words + ["</s>"]
-    features = []
-    for i, word in enumerate(words):
-        features.append((
-            "w=" + word,
-            "p3=" + word[:3],
-            "s3=" + word[-3:],
-            "w-1=" + padded[i],
-            "w+1=" + padded[i + 2],
-            "shape=" + word_shape(word),
-        ))
-    return features
+def _word_attributes(form):
+    """Prefix and suffix of length 3 (the whole word when shorter), and the word shape."""
+    return [form[:3], form[-3:], word_shape(form)]
 
 
 class _SequenceProblem(Problem):
@@ -107,11 +100,11 @@ class DistroSequenceSVM(SentenceEstimator):
         with the lowest training objective is kept).
     features : callable or None, default=None
         ``features(sentence)`` returns, for every token, an iterable of
-        feature strings. None uses :func:`emission_features` (word, prefix
-        and suffix of length 3, previous and next word, word shape).
-    hash_size : int, default=2**20
-        Feature strings are hashed into this many columns; only the columns
-        seen in training get weights.
+        feature strings, which replace the built-in features. None uses the
+        paper's POS features: the word, its prefix and suffix of length 3,
+        the previous and next words and the word shape, read from the
+        ``form`` field with the library's one reading of tokens
+        (:func:`sklearn_structured.utils.token_values`).
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
         1 prints a progress line per weight epoch (seconds, mean hinge loss
@@ -124,25 +117,29 @@ class DistroSequenceSVM(SentenceEstimator):
     classes_ : ndarray of the tags
     label_vectors_ : ndarray (n_components, n_tags)
     coef_ : ndarray (n_components, n_used_features)
-        Emission weights, one column per hashed feature seen in training
-        (``feature_columns_``).
+        Emission weights, one column per feature seen in training
+        (``feature_keys_``).
     intercept_ : ndarray (n_components,)
     transition_matrix_ : ndarray (n_components, n_components)
         ``T``; tag ``i`` followed by tag ``j`` scores ``a_i^T T a_j``.
-    feature_columns_ : int64 ndarray
-        Sorted hash columns that carry weights.
+    vocabularies_ : dict of Vocabulary
+        Forms (``"form"``) and their prefixes, suffixes and shapes
+        (``"attributes"``) of the training data; with ``features``, the
+        feature strings of the training data (``"features"``).
+    feature_keys_ : int64 ndarray
+        Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
+        of the features seen in training; the i-th is column i of ``coef_``.
     objective_curve_ : list of float
     """
 
     _parameter_constraints = {
         **DISTRO_PARAMETER_CONSTRAINTS,
         "features": [callable, None],
-        "hash_size": [Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-5,
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
-                 n_epochs=5, n_init=1, features=None, hash_size=2**20, random_state=None, verbose=0):
+                 n_epochs=5, n_init=1, features=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.label_vectors = label_vectors
         self.alpha = alpha
@@ -153,41 +150,58 @@ class DistroSequenceSVM(SentenceEstimator):
         self.n_epochs = n_epochs
         self.n_init = n_init
         self.features = features
-        self.hash_size = hash_size
         self.random_state = random_state
         self.verbose = verbose
 
 
-    def _hashed_tokens(self, sentences):
-        """CSR (n_tokens, hash_size) of the feature strings, and sentence offsets."""
-        extract = emission_features if self.features is None else self.features
+    def _custom_strings(self, sentences):
+        """The strings of ``features(sentence)``, one list per token."""
         per_token = []
-        lengths = np.empty(len(sentences), dtype=np.int64)
         for i, sentence in enumerate(sentences):
-            token_features = list(extract(sentence))
+            token_features = [list(f) for f in self.features(sentence)]
             if len(token_features) != len(sentence):
                 raise ValueError(
                     f"features(X[{i}]) gave {len(token_features)} feature lists "
                     f"for {len(sentence)} tokens"
                 )
             per_token.extend(token_features)
-            lengths[i] = len(sentence)
-        hasher = FeatureHasher(self.hash_size, input_type="string", alternate_sign=False)
-        offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+        return per_token
+
+    def _fit_vocabularies(self, sentences):
+        if self.features is not None:
+            strings = self._custom_strings(sentences)
+            return {"features": Vocabulary(f for token in strings for f in token)}
+        vocabularies = fit_vocabularies(sentences, ("form",))
+        vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
+                                                          _word_attributes)
+        return vocabularies
+
+    def _feature_keys(self, sentences):
+        """Hashed features of every token as (indptr, keys), and sentence offsets."""
+        lengths = np.fromiter((len(s) for s in sentences), np.int64, len(sentences))
+        offsets = np.zeros(len(sentences) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return hasher.transform(per_token).tocsr(), offsets
+        if self.features is not None:
+            strings = self._custom_strings(sentences)
+            indptr = np.zeros(len(strings) + 1, np.int64)
+            np.cumsum([len(token) for token in strings], out=indptr[1:])
+            ids = self.vocabularies_["features"].encode(f for token in strings for f in token)
+            return indptr, _kernels.custom_feature_keys(ids), offsets
+        corpus = encode_corpus(sentences, {"form": self.vocabularies_["form"]})
+        attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
+                                   self.vocabularies_["attributes"])
+        keys = _kernels.emission_feature_keys(corpus["form"], attributes, offsets)
+        return np.arange(0, keys.size + 1, keys.shape[1]), keys.ravel(), offsets
 
     def _encode(self, sentences):
-        """Token feature matrix restricted to the columns seen in training."""
-        hashed, offsets = self._hashed_tokens(sentences)
-        columns = self.feature_columns_
-        position = np.searchsorted(columns, hashed.indices)
-        position[position == len(columns)] = 0
-        known = columns[position] == hashed.indices
-        rows = np.repeat(np.arange(hashed.shape[0]), np.diff(hashed.indptr))
-        tokens = sp.csr_matrix(
-            (hashed.data[known], (rows[known], position[known])),
-            shape=(hashed.shape[0], len(columns)),
+        """Token feature matrix over the features seen in training, and sentence offsets."""
+        indptr, keys, offsets = self._feature_keys(sentences)
+        columns = kept_positions(keys, self.feature_keys_)
+        rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        known = columns >= 0
+        tokens = sp.csr_matrix(  # a feature listed twice for a token counts twice
+            (np.ones(known.sum()), (rows[known], columns[known])),
+            shape=(len(indptr) - 1, len(self.feature_keys_)),
         )
         tokens.sort_indices()
         return tokens, offsets
@@ -214,9 +228,10 @@ class DistroSequenceSVM(SentenceEstimator):
         self.classes_ = np.unique(flat_tags)
         index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
         y_ids = np.fromiter((index[tag] for tag in flat_tags), dtype=np.int64, count=len(flat_tags))
-        hashed, offsets = self._hashed_tokens(sentences)
-        self.feature_columns_ = np.unique(hashed.indices).astype(np.int64)
-        tokens, _ = self._encode(sentences)
+        self.vocabularies_ = self._fit_vocabularies(sentences)
+        _, keys, _ = self._feature_keys(sentences)
+        self.feature_keys_ = np.unique(keys[keys >= 0])
+        tokens, offsets = self._encode(sentences)
         problem = _SequenceProblem(tokens, offsets, y_ids)
         validation = None if X_val is None else self._validation_scorer(X_val, y_val)
         self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), validation)
