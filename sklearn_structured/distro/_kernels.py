@@ -214,6 +214,7 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
     # returns the average of its iterates (columns renormalised), which is
     # far less noisy than the last one.
     total = np.zeros_like(A)
+    grad = np.zeros_like(A)
     owed = 0  # steps whose threshold is not applied yet
     held = 0  # steps after which A had its current value
     for i in order:
@@ -222,14 +223,25 @@ def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
         predicted, loss = _most_violating_class(scores, y[i])
         owed += 1
         if loss > 0.0:
-            total += held * A
-            A[:, predicted] -= eta * z
-            A[:, y[i]] += eta * z
-            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
-            owed = 0
-            held = 0
+            grad[:] = 0.0
+            grad[:, predicted] = z
+            grad[:, y[i]] = -z
+            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
+            owed = held = 0
         held += 1
     _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
+
+
+@njit(cache=True, nogil=True)
+def _label_step(A, grad, total, held, owed, eta, nuclear_penalty):
+    """Sub-gradient step on A, then the proximal thresholds owed so far.
+
+    A's value before the step counts ``held`` times in the running total
+    of iterates.
+    """
+    total += held * A
+    A -= eta * grad
+    proximal_nuclear_step(A, owed * eta * nuclear_penalty)
 
 
 @njit(cache=True, nogil=True)
@@ -378,11 +390,8 @@ def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_l
                 grad[:, p1] += TtA[:, p0]
                 grad[:, g0] -= TA[:, g1]
                 grad[:, g1] -= TtA[:, g0]
-            total += held * A
-            A -= eta * grad
-            proximal_nuclear_step(A, owed * eta * nuclear_penalty)
-            owed = 0
-            held = 0
+            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
+            owed = held = 0
         held += 1
     _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
 
