@@ -20,7 +20,7 @@ from ..utils import (
     Vocabulary,
     check_sentences,
     thread_count,
-    token_field,
+    token_values,
 )
 from ..utils._compat import _fit_context
 from ._nn import Adam
@@ -40,15 +40,12 @@ def numba_threads(n_jobs):
 
 
 def sentence_forms(X, name="X", require_any=False):
-    """Word forms of every sentence; a token without a form is an error naming the sentence."""
+    """Word forms of every sentence, read as every estimator reads them
+    (:func:`~sklearn_structured.utils.token_values`)."""
     sentences = check_sentences(X, name=name, require_any=require_any)
-    out = []
-    for i, sentence in enumerate(sentences):
-        forms = [token_field(token, "form") for token in sentence]
-        if any(f is None for f in forms):
-            raise ValueError(f"{name}[{i}] has a token without a word form")
-        out.append(forms)
-    return out
+    forms = token_values(sentences, "form")
+    ends = np.cumsum([len(s) for s in sentences])
+    return [forms[end - len(s):end] for s, end in zip(sentences, ends)]
 
 
 def build_vocabulary(sentences, max_size, min_frequency):
@@ -174,8 +171,12 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         """float64 log-likelihoods of a ``(batch, length)`` array, under ``factors_``."""
 
     # ---- encoding -------------------------------------------------------------------
+    def _set_vocabulary(self, words):
+        self.vocabulary_ = list(words)
+        self.word_index_ = {word: i for i, word in enumerate(self.vocabulary_)}
+
     def _encode(self, sentences):
-        index = {word: i for i, word in enumerate(self.vocabulary_)}
+        index = self.word_index_
         unknown = index.get(UNKNOWN)
         encoded = []
         for i, sentence in enumerate(sentences):
@@ -210,9 +211,9 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
             # a fresh shuffle per call, still determined by random_state
             rng = np.random.RandomState([rng.randint(2**31 - 1), self.n_iter_])
         else:
-            self.vocabulary_ = build_vocabulary(
+            self._set_vocabulary(build_vocabulary(
                 [self._with_end(s) for s in sentences], self.max_vocabulary, self.min_frequency
-            )
+            ))
         encoded = [
             s for s in self._encode(sentences) if self._min_length <= len(s) <= self._max_encoded_length()
         ]
@@ -284,7 +285,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
                 raise ValueError(f"{name} must be non-negative and sum to one over axis {axis}")
         model = cls(**sizes, **factors_and_params)
         model.factors_ = factors
-        model.vocabulary_ = [str(w) for w in vocabulary]
+        model._set_vocabulary(str(w) for w in vocabulary)
         model.params_ = None
         model.history_ = []
         model.n_iter_ = 0

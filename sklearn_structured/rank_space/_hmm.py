@@ -57,6 +57,8 @@ class RankSpaceHMM(RankSpaceModelMixin):
         ``start`` (m,), ``U`` (m, r), ``V`` (m, r), ``W`` (vocabulary size, r).
     vocabulary_ : list of str
         Row ``i`` of ``W`` is word ``vocabulary_[i]``; it holds ``<unk>`` and ``<eos>``.
+    word_index_ : dict
+        Word -> its position in ``vocabulary_``, built once with it.
     params_, history_, n_iter_ :
         As for :class:`RankSpacePCFG`.
     """

@@ -147,6 +147,8 @@ class RankSpacePCFG(RankSpaceModelMixin):
         (PT, vocabulary size); see :meth:`get_model`.
     vocabulary_ : list of str
         Column ``i`` of the emissions is word ``vocabulary_[i]``; ``vocabulary_[0]`` is ``<unk>``.
+    word_index_ : dict
+        Word -> its position in ``vocabulary_``, built once with it.
     params_ : dict of ndarray or None
         The free parameters (None for a model made by :meth:`from_model`).
     history_ : list of dict
