@@ -27,8 +27,9 @@ import numpy as np
 FORMAT = "sklearn-structured-model"
 # The version of the fitted state, for model files and pickles alike. 2: the
 # feature hash changed (kernels/hashing.py), so weight tables of version 1
-# would index other features. 3: the easy-first tagger keeps hashed feature
-# keys (feature_keys_) instead of a dictionary of feature strings.
+# would index other features. 3: the easy-first tagger and DistroSequenceSVM
+# keep the hashes of their kept features (feature_keys_) instead of a
+# dictionary of feature strings or FeatureHasher columns.
 FORMAT_VERSION = 3
 _DOCUMENT = "model.json"
 
