@@ -31,7 +31,8 @@ class Problem:
     mean_squared_norm = 1.0  # of an example's feature vector, intercept included
     has_transitions = False
 
-    def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
+    def weight_epoch(self, order, A, iterates, alpha, t0):
+        """One pass on the weights (a :class:`~._kernels.Iterates`, in place); summed loss."""
         raise NotImplementedError
 
     def label_epoch(self, order, A, V, T, eta, nuclear_penalty):
@@ -56,32 +57,33 @@ def random_label_vectors(n_components, n_labels, rng):
 class _PhaseEpochs(EpochTrainer):
     """The epochs of one phase of one initialisation, run by the shared epoch loop.
 
-    ``arrays`` is ``(A, V, U, T, UT, state)``, updated in place. The
-    validation score is that of the model as it would be if the phase ended
-    now: the weight iterates averaged so far (on copies) with the current A.
+    ``A`` and ``iterates`` (:class:`~._kernels.Iterates`) are updated in
+    place. The validation score is that of the model as it would be if the
+    phase ended now: the weight iterates averaged so far (on copies) with the
+    current A.
     """
 
-    def __init__(self, problem, arrays, label):
-        self.problem, self.arrays, self.label = problem, arrays, label
+    def __init__(self, problem, A, iterates, label):
+        self.problem, self.A, self.iterates, self.label = problem, A, iterates, label
         self.epoch = 0
 
     def validation_score(self, score):
-        A, V, U, T, UT, state = (a.copy() for a in self.arrays)
-        _kernels.average_iterates(V, U, T, UT, state)
-        return score(A, V, T)
+        averaged = _kernels.Iterates(*(a.copy() for a in self.iterates))
+        _kernels.average_iterates(averaged)
+        return score(self.A.copy(), averaged.V, averaged.T)
 
 
 class _WeightEpochs(_PhaseEpochs):
     """Averaged stochastic sub-gradient passes on the weights (W, b, T), A fixed."""
 
-    def __init__(self, problem, arrays, label, rng, alpha, t0):
-        super().__init__(problem, arrays, label)
+    def __init__(self, problem, A, iterates, label, rng, alpha, t0):
+        super().__init__(problem, A, iterates, label)
         self.rng, self.alpha, self.t0 = rng, alpha, t0
 
     def train_epoch(self):
         self.epoch += 1
         order = self.rng.permutation(self.problem.n_examples)
-        loss = self.problem.weight_epoch(order, *self.arrays, self.alpha, self.t0)
+        loss = self.problem.weight_epoch(order, self.A, self.iterates, self.alpha, self.t0)
         return EpochResult(f"{self.label} epoch {self.epoch}", loss / self.problem.n_examples)
 
 
@@ -92,15 +94,15 @@ class _LabelEpochs(_PhaseEpochs):
     of the phase (``best_A``); the loss of an epoch is that objective.
     """
 
-    def __init__(self, problem, arrays, label, rng, alpha, nuclear_penalty, label_learning_rate,
-                 epochs_done, start_value):
-        super().__init__(problem, arrays, label)
+    def __init__(self, problem, A, iterates, label, rng, alpha, nuclear_penalty,
+                 label_learning_rate, epochs_done, start_value):
+        super().__init__(problem, A, iterates, label)
         self.rng, self.alpha, self.nuclear_penalty = rng, alpha, nuclear_penalty
         self.label_learning_rate, self.epochs_done = label_learning_rate, epochs_done
-        self.best_A, self.best_value = arrays[0].copy(), start_value
+        self.best_A, self.best_value = A.copy(), start_value
 
     def train_epoch(self):
-        A, V, _, T, _, _ = self.arrays
+        A, V, T = self.A, self.iterates.V, self.iterates.T
         self.epoch += 1
         rate = self.label_learning_rate / np.sqrt(1.0 + self.epochs_done)
         order = self.rng.permutation(self.problem.n_examples)
@@ -141,8 +143,7 @@ def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, al
         size = d if problem.has_transitions else 0
         T = np.zeros((size, size))
         UT = np.zeros_like(T)
-        state = np.array([1.0, 0.0, 0.0, 0.0])
-        arrays = (A, V, U, T, UT, state)
+        iterates = _kernels.Iterates(V, U, T, UT, np.array([1.0, 0.0, 0.0, 0.0]))
         curve = []
         label_epochs_done = 0
         prefix = f"init {init + 1}/{n_init}"
@@ -158,17 +159,17 @@ def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, al
             if round_ > 0 and learned:
                 # keep the best A met in the phase, so the phase never
                 # raises the objective it is minimising
-                labels = _LabelEpochs(problem, arrays, f"{prefix} round {round_} labels", rng,
-                                      alpha, nuclear_penalty, label_learning_rate,
+                labels = _LabelEpochs(problem, A, iterates, f"{prefix} round {round_} labels",
+                                      rng, alpha, nuclear_penalty, label_learning_rate,
                                       label_epochs_done, curve[-1])
                 labels.run(n_epochs, name=name, verbose=verbose if verbose > 1 else 0,
                            validation=validation)
                 label_epochs_done = labels.epochs_done
                 A[:] = labels.best_A
                 end_phase(f"round {round_} label vectors")
-            _WeightEpochs(problem, arrays, f"{prefix} round {round_} weights", rng, alpha,
+            _WeightEpochs(problem, A, iterates, f"{prefix} round {round_} weights", rng, alpha,
                           t0).run(n_epochs, name=name, verbose=verbose, validation=validation)
-            _kernels.average_iterates(V, U, T, UT, state)
+            _kernels.average_iterates(iterates)
             end_phase(f"round {round_} weights")
         if best is None or curve[-1] < best[3][-1]:
             best = (A, V, T, curve)

@@ -16,6 +16,8 @@ collects each sparse update times the ``S`` before it.
 ``[scale, S, global step t, steps in this phase]``.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -23,6 +25,29 @@ from ..kernels.chain import viterbi_into
 from ..kernels.hashing import feature_hash
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
+
+
+class Iterates(NamedTuple):
+    """What a weight phase updates in place (see the module docstring)."""
+
+    V: np.ndarray
+    """Scaled weights, one row per feature and a last row for the intercept."""
+    U: np.ndarray
+    """Averaging sums of ``V``."""
+    T: np.ndarray
+    """Scaled d x d transitions (0 x 0 for the multiclass model)."""
+    UT: np.ndarray
+    """Averaging sums of ``T``."""
+    state: np.ndarray
+    """``[scale, S, global step t, steps in this phase]``."""
+
+
+class SparseRows(NamedTuple):
+    """Feature vectors as the arrays of a CSR matrix, one row per example or token."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
 
 # Sequence emission templates (the paper's POS features) and sentinels.
 T_WORD, T_PREFIX, T_SUFFIX, T_PREVIOUS, T_NEXT, T_SHAPE, T_CUSTOM = range(1, 8)
@@ -116,8 +141,9 @@ def _end_step(state):
 
 
 @njit(cache=True, nogil=True)
-def average_iterates(V, U, T, UT, state):
+def average_iterates(iterates):
     """Replace V and T by the average iterates of the phase (scale reset to 1)."""
+    V, U, T, UT, state = iterates
     n = state[PHASE_STEPS]
     for weights, accumulated in ((V, U), (T, UT)):
         if n > 0:
@@ -155,11 +181,14 @@ def _most_violating_class(scores, gold):
 
 
 @njit(cache=True, nogil=True)
-def multiclass_weight_epoch(indptr, indices, data, y, order, A, V, U, state, alpha, t0):
+def multiclass_weight_epoch(rows, y, order, A, iterates, alpha, t0):
     """One SGD pass over the examples in ``order`` for the weights, A fixed.
 
-    Returns the sum of the hinge losses met on the way.
+    ``rows`` holds the examples' feature vectors. Returns the sum of the
+    hinge losses met on the way.
     """
+    indptr, indices, data = rows
+    V, U, _, _, state = iterates
     d, n_labels = A.shape
     label_rows = np.ascontiguousarray(A.T)
     z = np.empty(d)
@@ -280,14 +309,15 @@ def label_transition_scores(A, T):
 
 
 @njit(cache=True, nogil=True)
-def sequence_weight_epoch(indptr, indices, data, offsets, y, order, A, V, U, T, UT,
-                          state, alpha, t0, max_length):
+def sequence_weight_epoch(rows, offsets, y, order, A, iterates, alpha, t0, max_length):
     """One SGD pass over sentences for emission weights V and transitions T, A fixed.
 
-    Token rows of the CSR arrays are packed by sentence (``offsets``) and
-    ``y`` holds the gold label ids in the same packing. ``T`` is stored in
-    the same scale as ``V``. Returns the sum of the structured hinge losses.
+    Token rows are packed by sentence (``offsets``) and ``y`` holds the gold
+    label ids in the same packing. ``T`` is stored in the same scale as
+    ``V``. Returns the sum of the structured hinge losses.
     """
+    indptr, indices, data = rows
+    V, U, T, UT, state = iterates
     d, n_labels = A.shape
     gram = A.T @ A
     # A^T T A in the unscaled storage, kept up to date incrementally

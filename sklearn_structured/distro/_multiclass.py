@@ -18,11 +18,10 @@ class _MulticlassProblem(Problem):
         self.n_examples, self.n_features = X.shape
         self.mean_squared_norm = 1.0 + X.multiply(X).sum() / max(X.shape[0], 1)
 
-    def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
+    def weight_epoch(self, order, A, iterates, alpha, t0):
         X = self.X
-        return _kernels.multiclass_weight_epoch(
-            X.indptr, X.indices, X.data, self.y, order, A, V, U, state, alpha, t0
-        )
+        rows = _kernels.SparseRows(X.indptr, X.indices, X.data)
+        return _kernels.multiclass_weight_epoch(rows, self.y, order, A, iterates, alpha, t0)
 
     def projections(self, V):
         return safe_sparse_dot(self.X, V[:-1]) + V[-1]

@@ -40,12 +40,11 @@ class _SequenceProblem(Problem):
         # per token: a step corrects the tokens that were labelled wrong
         self.mean_squared_norm = 1.0 + tokens.multiply(tokens).sum() / max(tokens.shape[0], 1)
 
-    def weight_epoch(self, order, A, V, U, T, UT, state, alpha, t0):
+    def weight_epoch(self, order, A, iterates, alpha, t0):
         X = self.tokens
-        return _kernels.sequence_weight_epoch(
-            X.indptr, X.indices, X.data, self.offsets, self.y, order, A, V, U, T, UT,
-            state, alpha, t0, self.max_length,
-        )
+        rows = _kernels.SparseRows(X.indptr, X.indices, X.data)
+        return _kernels.sequence_weight_epoch(rows, self.offsets, self.y, order, A, iterates,
+                                              alpha, t0, self.max_length)
 
     def projections(self, V):
         return np.ascontiguousarray(self.tokens @ V[:-1] + V[-1])
