@@ -349,10 +349,9 @@ class LowRankTensorParser(SentenceEstimator):
         arcs_h = np.concatenate([heads, pred])
         arcs_m = np.concatenate([modifier, modifier])
         arcs_sent = np.concatenate([sentence_of, sentence_of])
-        entries = tensor_entries(sent_off, arcs_h, arcs_m, arcs_sent, data["form"],
-                                 data["lemma"], data["tag"], self.word_feature_table_,
-                                 self.theta_current_, int(self.n_features),
-                                 bool(self.use_pos), _PAIRS)
+        entries = tensor_entries(sent_off, (arcs_sent, arcs_h, arcs_m), _token_arrays(data),
+                                 self.word_feature_table_, self.theta_current_,
+                                 self._config(self.gamma), _PAIRS)
         rng = check_random_state(self.random_state)
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
         for name, value in (("U", U), ("V", V), ("W", W)):

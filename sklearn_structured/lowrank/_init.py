@@ -76,10 +76,18 @@ def _field_for(template, form, lemma, tag, slot):
 
 
 @njit(cache=True, nogil=True)
-def tensor_entries(sent_off, arcs_h, arcs_m, arcs_sent, form, lemma, tag, table, theta,
-                   n_features, use_pos, pairs):
-    """Entries (i, j, k, value) of B read off theta for the given arcs (duplicates included)."""
-    n_pairs = len(pairs) if use_pos else _N_WORD_ONLY_PAIRS
+def tensor_entries(sent_off, arcs, tokens, table, theta, config, pairs):
+    """Entries (i, j, k, value) of B read off theta for the given arcs (duplicates included).
+
+    ``arcs`` is a tuple ``(sentence, head, modifier)`` of equal-length arrays
+    (positions within the sentence, 0 for the root), ``tokens`` the
+    :class:`~._kernels.TokenArrays` of the corpus, ``config`` its
+    :class:`~._kernels.Config`.
+    """
+    arcs_sent, arcs_h, arcs_m = arcs
+    form, lemma, tag = tokens.form, tokens.lemma, tokens.tag
+    n_features = config.n_features
+    n_pairs = len(pairs) if config.use_pos else _N_WORD_ONLY_PAIRS
     size = 2 * n_pairs * len(arcs_h)
     rows = np.empty(size, dtype=np.int64)
     cols = np.empty(size, dtype=np.int64)
