@@ -1,16 +1,31 @@
 """Numba kernels of the n-best reranker: the paper's two baseline POS
 templates and an averaged perceptron over candidate lists.
 
-Candidates are packed: ``cand_heads`` holds every candidate's heads one after
-the other, candidate c of sentence s spans ``cand_heads[cand_start[c]:
-cand_start[c] + n_s]`` and sentence s owns candidates
-``sent_cand[s]:sent_cand[s + 1]``; ``tags`` holds each sentence's tag ids at
-``tok_off[s]:tok_off[s + 1]``. Tag ids are < ``n_tags``; ``n_tags`` itself
-stands for the root and ``n_tags + 1`` for "no such modifier".
+Candidates are packed in a :class:`CandidateLists`: ``heads`` holds every
+candidate's heads one after the other, candidate c of sentence s spans
+``heads[start[c]:start[c] + n_s]`` and sentence s owns candidates
+``of_sentence[s]:of_sentence[s + 1]``; ``tags`` holds each sentence's tag ids
+at ``token_offsets[s]:token_offsets[s + 1]``. Tag ids are < ``n_tags``;
+``n_tags`` itself stands for the root and ``n_tags + 1`` for "no such
+modifier".
 """
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+
+class CandidateLists(NamedTuple):
+    """The n-best lists of a batch of sentences, packed (see the module docstring)."""
+
+    heads: np.ndarray
+    start: np.ndarray
+    of_sentence: np.ndarray
+    tags: np.ndarray
+    token_offsets: np.ndarray
+    dense: np.ndarray
+    """(n_candidates, n_dense) standardised dense features of the candidates."""
 
 
 @njit(cache=True, nogil=True)
@@ -59,9 +74,16 @@ def n_template_features(n_tags):
 
 
 @njit(cache=True, nogil=True)
-def _candidate_score(weights, c, length, cand_heads, cand_start, tags_s, n_tags, dense, ids):
+def _candidate_features(c, length, lists, tags_s, n_tags, ids):
+    """Template ids of candidate ``c`` into ``ids``; returns how many."""
+    return tree_features(lists.heads[lists.start[c]:lists.start[c] + length], tags_s, n_tags, ids)
+
+
+@njit(cache=True, nogil=True)
+def _candidate_score(weights, c, length, lists, tags_s, n_tags, ids):
+    dense = lists.dense
     n_sparse = weights.shape[0] - dense.shape[1]
-    n_ids = tree_features(cand_heads[cand_start[c]:cand_start[c] + length], tags_s, n_tags, ids)
+    n_ids = _candidate_features(c, length, lists, tags_s, n_tags, ids)
     total = 0.0
     for i in range(n_ids):
         total += weights[ids[i]]
@@ -71,24 +93,22 @@ def _candidate_score(weights, c, length, cand_heads, cand_start, tags_s, n_tags,
 
 
 @njit(cache=True, nogil=True)
-def _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off, n_tags,
-                    dense, ids):
-    length = tok_off[s + 1] - tok_off[s]
-    tags_s = tags[tok_off[s]:tok_off[s + 1]]
-    best, best_score = sent_cand[s], -np.inf
-    for c in range(sent_cand[s], sent_cand[s + 1]):
-        score = _candidate_score(weights, c, length, cand_heads, cand_start, tags_s, n_tags,
-                                 dense, ids)
+def _best_candidate(weights, s, lists, n_tags, ids):
+    lo, hi = lists.token_offsets[s], lists.token_offsets[s + 1]
+    tags_s = lists.tags[lo:hi]
+    best, best_score = lists.of_sentence[s], -np.inf
+    for c in range(lists.of_sentence[s], lists.of_sentence[s + 1]):
+        score = _candidate_score(weights, c, hi - lo, lists, tags_s, n_tags, ids)
         if score > best_score:
             best, best_score = c, score
     return best
 
 
 @njit(cache=True, nogil=True)
-def _update(weights, accumulated, step, sign, c, length, cand_heads, cand_start, tags_s, n_tags,
-            dense, ids):
+def _update(weights, accumulated, step, sign, c, length, lists, tags_s, n_tags, ids):
+    dense = lists.dense
     n_sparse = weights.shape[0] - dense.shape[1]
-    n_ids = tree_features(cand_heads[cand_start[c]:cand_start[c] + length], tags_s, n_tags, ids)
+    n_ids = _candidate_features(c, length, lists, tags_s, n_tags, ids)
     for i in range(n_ids):
         weights[ids[i]] += sign
         accumulated[ids[i]] += sign * step
@@ -98,49 +118,55 @@ def _update(weights, accumulated, step, sign, c, length, cand_heads, cand_start,
 
 
 @njit(cache=True, nogil=True)
-def train_perceptron(cand_heads, cand_start, sent_cand, tags, tok_off, n_tags, dense, correct,
-                     n_epochs, seed):
-    """Averaged perceptron (Collins 2002) that moves towards the candidate with
-    the most correct heads whenever the current best has fewer.
-
-    Returns the averaged weights: template weights, then one per dense column.
-    """
-    np.random.seed(seed)
-    n_sent = sent_cand.shape[0] - 1
-    size = 3 * (n_tags + 2) ** 3 + dense.shape[1]
-    weights = np.zeros(size)
-    accumulated = np.zeros(size)
-    ids = np.empty(2 * (tok_off[1:] - tok_off[:-1]).max() + 2, dtype=np.int64)
-    step = 1.0
-    for _ in range(n_epochs):
-        for s in np.random.permutation(n_sent):
-            if sent_cand[s + 1] == sent_cand[s]:
-                continue
-            oracle = sent_cand[s]
-            for c in range(sent_cand[s], sent_cand[s + 1]):
-                if correct[c] > correct[oracle]:
-                    oracle = c
-            guess = _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off,
-                                    n_tags, dense, ids)
-            if correct[guess] < correct[oracle]:
-                length = tok_off[s + 1] - tok_off[s]
-                tags_s = tags[tok_off[s]:tok_off[s + 1]]
-                _update(weights, accumulated, step, 1.0, oracle, length, cand_heads, cand_start,
-                        tags_s, n_tags, dense, ids)
-                _update(weights, accumulated, step, -1.0, guess, length, cand_heads, cand_start,
-                        tags_s, n_tags, dense, ids)
-            step += 1.0
-    return weights - accumulated / step
+def _feature_buffer(token_offsets):
+    return np.empty(2 * (token_offsets[1:] - token_offsets[:-1]).max() + 2, dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
-def rerank(weights, cand_heads, cand_start, sent_cand, tags, tok_off, n_tags, dense):
+def train_perceptron(lists, n_tags, correct, n_epochs, seed):
+    """Averaged perceptron (Collins 2002) that moves towards the candidate with
+    the most correct heads whenever the current best has fewer.
+
+    Returns ``(weights, running_sums, count)`` for
+    :func:`~sklearn_structured.utils._training.averaged_weights`: template
+    weights, then one per dense column.
+    """
+    np.random.seed(seed)
+    of_sentence, token_offsets = lists.of_sentence, lists.token_offsets
+    n_sent = of_sentence.shape[0] - 1
+    size = 3 * (n_tags + 2) ** 3 + lists.dense.shape[1]
+    weights = np.zeros(size)
+    accumulated = np.zeros(size)
+    ids = _feature_buffer(token_offsets)
+    step = 1.0
+    for _ in range(n_epochs):
+        for s in np.random.permutation(n_sent):
+            if of_sentence[s + 1] == of_sentence[s]:
+                continue
+            oracle = of_sentence[s]
+            for c in range(of_sentence[s], of_sentence[s + 1]):
+                if correct[c] > correct[oracle]:
+                    oracle = c
+            guess = _best_candidate(weights, s, lists, n_tags, ids)
+            if correct[guess] < correct[oracle]:
+                lo, hi = token_offsets[s], token_offsets[s + 1]
+                tags_s = lists.tags[lo:hi]
+                _update(weights, accumulated, step, 1.0, oracle, hi - lo, lists, tags_s, n_tags,
+                        ids)
+                _update(weights, accumulated, step, -1.0, guess, hi - lo, lists, tags_s, n_tags,
+                        ids)
+            step += 1.0
+    return weights, accumulated, step
+
+
+@njit(cache=True, nogil=True)
+def rerank(weights, lists, n_tags):
     """Index of the highest-scoring candidate of every sentence (-1 when none)."""
-    n_sent = sent_cand.shape[0] - 1
+    of_sentence = lists.of_sentence
+    n_sent = of_sentence.shape[0] - 1
     out = np.full(n_sent, -1, dtype=np.int64)
-    ids = np.empty(2 * (tok_off[1:] - tok_off[:-1]).max() + 2, dtype=np.int64)
+    ids = _feature_buffer(lists.token_offsets)
     for s in range(n_sent):
-        if sent_cand[s + 1] > sent_cand[s]:
-            out[s] = _best_candidate(weights, s, cand_heads, cand_start, sent_cand, tags, tok_off,
-                                     n_tags, dense, ids)
+        if of_sentence[s + 1] > of_sentence[s]:
+            out[s] = _best_candidate(weights, s, lists, n_tags, ids)
     return out

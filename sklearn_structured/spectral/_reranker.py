@@ -28,7 +28,8 @@ from ..utils import (
     fit_vocabularies,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
-from ._rerank_kernels import rerank, train_perceptron
+from ..utils._training import averaged_weights
+from ._rerank_kernels import CandidateLists, rerank, train_perceptron
 from ._scorer import SpectralTreeScorer
 
 
@@ -223,11 +224,10 @@ class NBestReranker(SentenceEstimator):
             for s, h in zip(cands.sentence, cands.heads_list)
         ], dtype=np.int64)
         self.oracle_train_uas_ = self._oracle(cands, correct, scored, tok_off)
-        self.coef_ = train_perceptron(
-            cands.cand_heads, cands.cand_start, cands.sent_cand, tags, tok_off,
-            len(self.tag_vocabulary_), self._standardise(dense), correct, self.n_epochs,
-            rng.randint(2**31 - 1),
-        )
+        lists = CandidateLists(cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
+                               tok_off, self._standardise(dense))
+        self.coef_ = averaged_weights(*train_perceptron(
+            lists, len(self.tag_vocabulary_), correct, self.n_epochs, rng.randint(2**31 - 1)))
         return self
 
     @staticmethod
@@ -255,8 +255,9 @@ class NBestReranker(SentenceEstimator):
         log_probs = [self._scorer_log_probs(scorer, sentences, cands) for scorer in self.scorers_]
         dense = self._standardise(self._dense(sentences, cands, log_probs))
         tags, tok_off = self._tags(sentences)
-        choice = rerank(self.coef_, cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
-                        tok_off, len(self.tag_vocabulary_), dense)
+        lists = CandidateLists(cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
+                               tok_off, dense)
+        choice = rerank(self.coef_, lists, len(self.tag_vocabulary_))
         return [cands.heads_list[c].copy() for c in choice]
 
     def score(self, X, y):

@@ -147,10 +147,10 @@ class EpochTrainer(ABC):
 
 
 # Averaged perceptron (the easy-first models, the low-rank parser's
-# passive-aggressive steps). An update made when ``count`` updates were
-# counted adds ``delta`` to the weights and ``count * delta`` to the running
-# sums, so the mean of all iterates is ``current - sums / count`` at no cost
-# per step (Daume III, 2006).
+# passive-aggressive steps, the n-best reranker). An update made when
+# ``count`` updates were counted adds ``delta`` to the weights and
+# ``count * delta`` to the running sums, so the mean of all iterates is
+# ``current - sums / count`` at no cost per step (Daume III, 2006).
 
 def averaged_weights(current, sums, count):
     """The mean of the weight iterates, from the current weights and the running sums."""
