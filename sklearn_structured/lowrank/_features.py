@@ -63,6 +63,15 @@ A_BACKOFF_HP, A_BACKOFF_HN, A_BACKOFF_MP, A_BACKOFF_MN = 53, 54, 55, 56
 A_HL_HP, A_ML_MP, A_HL_ML_MP, A_HL_HP_ML, A_HL_MP, A_HP_ML = 57, 58, 59, 60, 61, 62
 COARSE_SHIFT = 100  # the tag templates again over coarse tags: numbers + 100
 
+# How many hashes each block of templates writes; the buffers are sized from
+# these, and the code filling a block advances by its count.
+N_WORD_LEMMA_TEMPLATES = 7  # phi_w: forms and lemmas around the slot, bias
+N_WORD_TAG_TEMPLATES = 7  # phi_w: tags around the slot (use_pos)
+N_WORD_FEATS_TEMPLATES = 2  # phi_w: per FEATS item
+N_ARC_WORD_TEMPLATES = 4  # arc: forms and lemmas
+N_ARC_LEMMA_TAG_TEMPLATES = 6  # arc: lemma x tag (use_pos)
+N_ARC_TAG_TEMPLATES = 20  # arc: per tag set, plus one per word between h and m
+
 
 @njit(cache=True, nogil=True, inline="always")
 def arc_bucket(h, m):
@@ -94,9 +103,9 @@ def count_word_features(sent_off, morph_off, use_pos):
     """Number of phi_w hashes of every token slot (for allocating the ragged output)."""
     n_slots = sent_off[-1]
     counts = np.empty(n_slots, dtype=np.int64)
-    per_token = 7 + (7 if use_pos else 0)
+    per_token = N_WORD_LEMMA_TEMPLATES + (N_WORD_TAG_TEMPLATES if use_pos else 0)
     for t in range(n_slots):
-        counts[t] = per_token + 2 * (morph_off[t + 1] - morph_off[t])
+        counts[t] = per_token + N_WORD_FEATS_TEMPLATES * (morph_off[t + 1] - morph_off[t])
     return counts
 
 
@@ -122,7 +131,7 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
             out[k + 4] = feature_hash(T_LEMMA_P, lp, 0, 0, 0, 0)
             out[k + 5] = feature_hash(T_LEMMA_N, ln, 0, 0, 0, 0)
             out[k + 6] = feature_hash(T_BIAS, 0, 0, 0, 0, 0)
-            k += 7
+            k += N_WORD_LEMMA_TEMPLATES
             if use_pos:
                 p = _field_at(tag, start, n, i)
                 pp = _field_at(tag, start, n, i - 1)
@@ -134,11 +143,11 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
                 out[k + 4] = feature_hash(T_POS_POSN, p, pn, 0, 0, 0)
                 out[k + 5] = feature_hash(T_POS_LEMMA, p, lm, 0, 0, 0)
                 out[k + 6] = feature_hash(T_POS_TRIGRAM, pp, p, pn, 0, 0)
-                k += 7
+                k += N_WORD_TAG_TEMPLATES
             for j in range(morph_off[start + i], morph_off[start + i + 1]):
                 out[k] = feature_hash(T_MORPH, morph[j], 0, 0, 0, 0)
                 out[k + 1] = feature_hash(T_MORPH_LEMMA, morph[j], lm, 0, 0, 0)
-                k += 2
+                k += N_WORD_FEATS_TEMPLATES
     return out
 
 
@@ -148,7 +157,8 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
 @njit(cache=True, nogil=True, inline="always")
 def max_arc_features(n):
     """Capacity of the buffer :func:`arc_feature_ids` writes for a sentence of n tokens."""
-    return 2 * (4 + 6 + 2 * (21 + n))
+    per_tag_set = N_ARC_TAG_TEMPLATES + n  # at most n - 1 words lie between h and m
+    return 2 * (N_ARC_WORD_TEMPLATES + N_ARC_LEMMA_TAG_TEMPLATES + 2 * per_tag_set)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -181,7 +191,7 @@ def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj, n_features
     out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0) % n_features
     out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0) % n_features
     out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0) % n_features
-    k += 20
+    k += N_ARC_TAG_TEMPLATES
     for b in range(min(h, m) + 1, max(h, m)):
         out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0) % n_features
         k += 1
@@ -209,7 +219,7 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         out[k + 1] = feature_hash(A_MW, mw, conj, 0, 0, 0) % n_features
         out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0) % n_features
         out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0) % n_features
-        k += 4
+        k += N_ARC_WORD_TEMPLATES
         if not use_pos:
             continue
         hp = tag[start + h]
@@ -220,7 +230,7 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         out[k + 3] = feature_hash(A_HL_HP_ML, hl, hp, ml, conj, 0) % n_features
         out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0) % n_features
         out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0) % n_features
-        k += 6
+        k += N_ARC_LEMMA_TAG_TEMPLATES
         # a loop rather than two calls with constant shifts, which numba
         # would compile twice (once per literal value)
         for coarse in range(2):
