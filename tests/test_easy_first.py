@@ -187,32 +187,46 @@ def test_every_update_on_real_data_is_valid():
 
 
 def test_tagger_features_are_the_shared_hash_of_corpus_ids():
-    """Static features, read independently in Python: form, affixes, shape, context words."""
+    """Static features, read independently in Python: form, affixes, shape, flags, context."""
     from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
     from sklearn_structured.kernels.hashing import feature_hash
     from sklearn_structured.utils import word_shape
 
-    train = [[{"form": "The"}, {"form": "dogs"}, "bark"], ["Dogs", "run"]]
+    train = [[{"form": "The"}, {"form": "dogs"}, "bark"], ["Dogs", "run", "e-mail", "x2"]]
     vocabularies = fit_tagger_vocabularies(train)
-    sentence = ["The", {"form": "cats", "upos": "NOUN"}, "bark"]  # "cats" is unseen
+    words = ["The", "cats", "e-mail"]  # "cats" is unseen
+    sentence = ["The", {"form": "cats", "upos": "NOUN"}, "e-mail"]
     keys, offsets = static_feature_keys([sentence], vocabularies)
     assert list(offsets) == [0, 3]
 
     form, lower, attrs = (vocabularies[f].stoi for f in ("form", "lower", "attributes"))
     outside = -2
-    for j, word in enumerate(["The", "cats", "bark"]):
-        expected = [feature_hash(0, 0, 0, 0, 0, 0), feature_hash(1, form.get(word, 0), 0, 0, 0, 0)]
+    ids = [lower.get(w.lower(), 0) for w in words]
+    for j, word in enumerate(words):
+        expected = [feature_hash(0, 0, 0, 0, 0, 0), feature_hash(1, form.get(word, 0), 0, 0, 0, 0),
+                    feature_hash(2, ids[j], 0, 0, 0, 0)]
         attributes = [word[:k] if len(word) >= k else None for k in (1, 2, 3, 4)]
-        attributes += [word[-k:] if len(word) >= k else None for k in (1, 2, 3, 4)]
+        attributes += [word[-k:] if len(word) >= k else None for k in range(1, 8)]
         attributes.append(word_shape(word))
-        for t, a in enumerate(attributes, start=2):
+        attributes.append("-" if "-" in word else None)
+        attributes.append("0" if any(c.isdigit() for c in word) else None)
+        attributes.append("A" if any(c.isupper() for c in word) else None)
+        t = 3
+        for a in attributes:
             known = a is not None and a in attrs
             expected.append(feature_hash(t, attrs[a], 0, 0, 0, 0) if known else -1)
-        words = ["the", "cats", "bark"]
-        ids = [lower.get(w, 0) for w in words]
+            t += 1
         context = [ids[q] if 0 <= q < 3 else outside for q in (j - 2, j - 1, j + 1, j + 2)]
-        expected += [feature_hash(11 + c, v, 0, 0, 0, 0) for c, v in enumerate(context)]
-        expected.append(feature_hash(15, context[1], ids[j], 0, 0, 0))
-        expected.append(feature_hash(16, ids[j], context[2], 0, 0, 0))
-        assert list(keys[j]) == expected
-    assert lower["bark"] > 0 and "cats" not in form  # both branches were exercised
+        for v in context:
+            expected.append(feature_hash(t, v, 0, 0, 0, 0))
+            t += 1
+        before, after = context[1], context[2]
+        expected.append(feature_hash(t, before, ids[j], 0, 0, 0))
+        expected.append(feature_hash(t + 1, ids[j], after, 0, 0, 0))
+        expected.append(feature_hash(t + 2, before, after, 0, 0, 0))
+        suffix = attrs.get(word[-3:], 0) if len(word) >= 3 else 0
+        expected.append(feature_hash(t + 3, suffix, before, 0, 0, 0) if suffix else -1)
+        expected.append(feature_hash(t + 4, suffix, after, 0, 0, 0) if suffix else -1)
+        assert list(keys[j]) == expected, word
+    # seen and unseen forms, present and absent flags were exercised
+    assert lower["the"] > 0 and "cats" not in form and "-" in attrs and "A" in attrs

@@ -26,14 +26,20 @@ from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 
-_AFFIX_LENGTHS = (1, 2, 3, 4)
+_PREFIX_LENGTHS = (1, 2, 3, 4)
+_SUFFIX_LENGTHS = (1, 2, 3, 4, 5, 6, 7)
+_CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter suffix
 
 
 def _word_attributes(form):
-    """Prefixes and suffixes of ``form`` up to 4 characters (None when shorter), its shape."""
-    return ([form[:k] if len(form) >= k else None for k in _AFFIX_LENGTHS]
-            + [form[-k:] if len(form) >= k else None for k in _AFFIX_LENGTHS]
-            + [word_shape(form)])
+    """Prefixes up to 4 and suffixes up to 7 characters (None when shorter), the shape,
+    and flags for a hyphen, a digit and an upper-case letter (None when absent)."""
+    return ([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
+            + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
+            + [word_shape(form),
+               "-" if "-" in form else None,
+               "0" if any(c.isdigit() for c in form) else None,
+               "A" if any(c.isupper() for c in form) else None])
 
 
 def fit_tagger_vocabularies(sentences):
@@ -50,6 +56,7 @@ def static_feature_keys(sentences, vocabularies):
     attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
                                vocabularies["attributes"])
     keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
+                                       np.ascontiguousarray(attributes[:, _CONTEXT_SUFFIX]),
                                        corpus.offsets)
     return keys, corpus.offsets
 
@@ -76,10 +83,13 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     2007). Beam search and training are those of
     :class:`EasyFirstBeamParser` (Ma et al., 2013, Algorithms 1 and 2).
 
-    Features (Shen et al., 2007): the word, its prefixes and suffixes up to
-    length 4, its shape, the words at distance 1 and 2 on each side, and the
-    tags of the neighbours: ``t-1``, ``t+1``, ``t-2 t-1``, ``t+1 t+2``,
-    ``t-1 t+1`` (a neighbour not yet tagged has its own value).
+    Features: those of Shen et al. (2007) -- the word, its prefixes and
+    suffixes up to length 4, its shape, the words at distance 1 and 2 on
+    each side, and the tags of the neighbours: ``t-1``, ``t+1``,
+    ``t-2 t-1``, ``t+1 t+2``, ``t-1 t+1`` (a neighbour not yet tagged has
+    its own value) -- plus suffixes of length 5 to 7, flags for a hyphen, a
+    digit and an upper-case letter, the lower-cased word, the pairs
+    ``w-1 w+1``, ``suffix3 w-1`` and ``suffix3 w+1``.
 
     As a transformer it writes predicted tags into each token's ``target``
     field, so that ``make_pipeline(EasyFirstBeamTagger(target="upos"),

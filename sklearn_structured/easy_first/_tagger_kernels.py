@@ -1,8 +1,8 @@
 """Numba kernels of the easy-first beam tagger (Ma et al. 2013 with Shen et al. 2007 features).
 
 An action assigns tag ``t`` to one untagged word ``j``; after ``n`` actions every
-word is tagged. A word's features are static (its own form, affixes and shape,
-the neighbouring words: hashed by :func:`static_feature_keys`, then rows of
+word is tagged. A word's features are static (its own form, affixes, shape and
+flags, the neighbouring words: hashed by :func:`static_feature_keys`, then rows of
 ``static_rows``, 0 meaning "no such feature")
 plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
 ``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
@@ -25,26 +25,29 @@ OUTSIDE = -2  # the neighbour position lies outside the sentence (ids are never 
 
 
 @njit(cache=True, nogil=True)
-def static_feature_keys(form, lower, attributes, offsets):
+def static_feature_keys(form, lower, attributes, suffix, offsets):
     """Hashed static features, (n_tokens, n_templates); -1 where one is absent.
 
-    Templates: bias, form, each attribute, each context word (lower-cased),
-    and the bigrams (w-1, w) and (w, w+1) of lower-cased words.
+    Templates: bias, form, lower-cased form, each attribute, each context
+    word, the word pairs (w-1, w), (w, w+1) and (w-1, w+1), and the suffix
+    conjoined with w-1 and with w+1 (every word here lower-cased).
 
     ``form`` and ``lower`` hold vocabulary ids, ``attributes`` a row of
-    word-type attribute ids per token (prefixes, suffixes, shape), 0 for an
-    absent or unseen one, which gives no feature.
+    word-type attribute ids per token (prefixes, suffixes, shape, flags) and
+    ``suffix`` one of those columns; 0 is an absent or unseen attribute,
+    which gives no feature.
     """
     n_tokens, n_attributes = attributes.shape
     n_context = len(_CONTEXT)
-    out = np.full((n_tokens, 2 + n_attributes + n_context + 2), -1, np.int64)
+    out = np.full((n_tokens, 3 + n_attributes + n_context + 5), -1, np.int64)
     for i in range(len(offsets) - 1):
         lo = offsets[i]
         hi = offsets[i + 1]
         for j in range(lo, hi):
             out[j, 0] = feature_hash(0, 0, 0, 0, 0, 0)
             out[j, 1] = feature_hash(1, form[j], 0, 0, 0, 0)
-            f = 2
+            out[j, 2] = feature_hash(2, lower[j], 0, 0, 0, 0)
+            f = 3
             for a in range(n_attributes):
                 if attributes[j, a] > 0:
                     out[j, f] = feature_hash(f, attributes[j, a], 0, 0, 0, 0)
@@ -58,6 +61,10 @@ def static_feature_keys(form, lower, attributes, offsets):
             after = lower[j + 1] if j + 1 < hi else OUTSIDE
             out[j, f] = feature_hash(f, before, lower[j], 0, 0, 0)
             out[j, f + 1] = feature_hash(f + 1, lower[j], after, 0, 0, 0)
+            out[j, f + 2] = feature_hash(f + 2, before, after, 0, 0, 0)
+            if suffix[j] > 0:
+                out[j, f + 3] = feature_hash(f + 3, suffix[j], before, 0, 0, 0)
+                out[j, f + 4] = feature_hash(f + 4, suffix[j], after, 0, 0, 0)
     return out
 
 
