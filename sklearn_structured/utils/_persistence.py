@@ -29,8 +29,9 @@ FORMAT = "sklearn-structured-model"
 # feature hash changed (kernels/hashing.py), so weight tables of version 1
 # would index other features. 3: the easy-first tagger and DistroSequenceSVM
 # keep the hashes of their kept features (feature_keys_) instead of a
-# dictionary of feature strings or FeatureHasher columns.
-FORMAT_VERSION = 3
+# dictionary of feature strings or FeatureHasher columns. 4: the tagger has
+# more static templates, so its kept hashes of version 3 name other features.
+FORMAT_VERSION = 4
 _DOCUMENT = "model.json"
 
 def _estimator_class(name):
