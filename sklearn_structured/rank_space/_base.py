@@ -6,6 +6,7 @@ import copy
 import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
+from numbers import Integral, Real
 
 import numba
 import numpy as np
@@ -22,7 +23,7 @@ from ..utils import (
     thread_count,
     token_values,
 )
-from ..utils._compat import _fit_context
+from ..utils._compat import Interval, StrOptions, _fit_context
 from ._nn import Adam
 
 UNKNOWN = "<unk>"
@@ -139,6 +140,24 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     Subclasses set the class attributes below and implement the abstract methods.
     """
+
+    # the constraints of the parameters both models share; each adds its own
+    _parameter_constraints = {
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "parameterization": [StrOptions({"neural", "direct"})],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
+        "min_frequency": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [Integral, None],
+    }
 
     _min_length: int  # shortest sentence (in encoded tokens) the model generates
     _betas: tuple  # Adam's (beta1, beta2)

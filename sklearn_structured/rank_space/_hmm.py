@@ -1,13 +1,13 @@
 """RankSpaceHMM: a hidden Markov language model with a jointly decomposed transition-emission factor."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.rank_space import hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
 from ..metrics import perplexity
-from ..utils._compat import Interval, StrOptions
+from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads
 from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
 
@@ -64,22 +64,9 @@ class RankSpaceHMM(RankSpaceModelMixin):
     """
 
     _parameter_constraints = {
+        **RankSpaceModelMixin._parameter_constraints,
         "n_states": [Interval(Integral, 1, None, closed="left")],
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "parameterization": [StrOptions({"neural", "direct"})],
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "max_length": [Interval(Integral, 1, None, closed="left"), None],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
-        "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
-        "min_frequency": [Interval(Integral, 1, None, closed="left")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "warm_start": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "n_jobs": [Integral, None],
     }
 
     _min_length = 2  # one word and <eos>

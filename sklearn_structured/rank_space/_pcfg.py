@@ -1,13 +1,13 @@
 """RankSpacePCFG: unsupervised constituency parsing with a CPD-decomposed PCFG."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.cky import cky_max_span_sum
 from ..kernels.rank_space import rank_space_inside, rank_space_outside
-from ..utils._compat import Interval, StrOptions
+from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
 from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
 
@@ -158,23 +158,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
     """
 
     _parameter_constraints = {
+        **RankSpaceModelMixin._parameter_constraints,
         "n_nonterminals": [Interval(Integral, 1, None, closed="left")],
         "n_preterminals": [Interval(Integral, 1, None, closed="left")],
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "parameterization": [StrOptions({"neural", "direct"})],
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "max_length": [Interval(Integral, 2, None, closed="left"), None],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
-        "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
-        "min_frequency": [Interval(Integral, 1, None, closed="left")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "warm_start": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "n_jobs": [Integral, None],
     }
 
     _min_length = 2
