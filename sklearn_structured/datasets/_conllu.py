@@ -21,6 +21,7 @@ from ._base import gc_paused, open_text, source_name
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 _HEAD = COLUMNS.index("head")
 _DEPREL = COLUMNS.index("deprel")
+_DEPS = COLUMNS.index("deps")
 _RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
 
@@ -272,11 +273,12 @@ class ConlluDocument:
         return all(r[_DEPREL] not in ("_", "") for s in self.sentences for r in s.rows
                    if r[0].isdigit())
 
-    def with_heads(self, heads, deprels=None):
+    def with_heads(self, heads, deprels=None, *, clear_deps=False):
         """A copy with the HEAD (and optionally DEPREL) column of every word replaced.
 
         Everything else (comments, other columns, multiword tokens, empty
-        nodes) is unchanged; this is how predicted trees are written out.
+        nodes) is unchanged unless ``clear_deps``; this is how predicted trees
+        are written out.
 
         Parameters
         ----------
@@ -286,6 +288,9 @@ class ConlluDocument:
         deprels : list of list of str, default=None
             New relation labels; None keeps the existing DEPREL column. A None
             label is a missing one and is written ``_``.
+        clear_deps : bool, default=False
+            Write ``_`` in the DEPS column (the enhanced graph) of every word,
+            which a new tree would otherwise contradict.
 
         Raises
         ------
@@ -331,6 +336,9 @@ class ConlluDocument:
                     )
                 for m, (row, label) in enumerate(zip(words, labels), start=1):
                     row[_DEPREL] = _text_field(label, f"{self._where(index)}: label of word {m}")
+            if clear_deps:
+                for row in words:
+                    row[_DEPS] = "_"
             sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
