@@ -24,10 +24,11 @@ def sample():
 # ---------------------------------------------------------------- a slow oracle
 
 
-def _oracle_features(words, heads, m):
+def _oracle_features(words, heads, m, labels):
     """The feature tuples of word m's arc, written out plainly from the kernel's docs.
 
-    ``words`` are (lower, upos, xpos) ids, ``heads`` 1-based with 0 for the root.
+    ``words`` are (lower, upos, xpos) ids, ``heads`` 1-based with 0 for the root,
+    ``labels`` the label ids the label templates read.
     """
     n = len(words)
     lower = [w[0] for w in words]
@@ -40,12 +41,13 @@ def _oracle_features(words, heads, m):
     h = heads[m]
     mw, mu, mx = lower[m], upos[m], xpos[m]
     if h == 0:
-        hw = hu = hx = hl = hr = gu = K.ROOT_VALUE
+        hw = hu = hx = hl = hr = gu = head_label = K.ROOT_VALUE
         direction, dist = 2, K.ROOT_DISTANCE
     else:
         hw, hu, hx = lower[h - 1], upos[h - 1], xpos[h - 1]
         hl, hr = tag(h - 2), tag(h)
         gu = K.ROOT_VALUE if heads[h - 1] == 0 else upos[heads[h - 1] - 1]
+        head_label = labels[h - 1]
         direction = 1 if h - 1 < m else 0
         d = abs(h - 1 - m)
         dist = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 6: 4}.get(d, 5 if d <= 10 else 6)
@@ -55,13 +57,14 @@ def _oracle_features(words, heads, m):
     lcw = lower[min(left)] if left else K.NO_WORD
     lcu = upos[min(left)] if left else K.NO_WORD
     rcu = upos[max(right)] if right else K.NO_WORD
-    sib_u, rank = K.NO_WORD, 0
+    sib_u, sib_label, rank = K.NO_WORD, K.NO_WORD, 0
     if h > 0:
         between = range(h, m) if h - 1 < m else range(m + 1, h - 1)
         siblings = [k for k in between if heads[k] == h]
         if siblings:
             nearest = max(siblings) if h - 1 < m else min(siblings)
             sib_u, rank = upos[nearest], min(len(siblings), 3)
+            sib_label = labels[nearest]
     ml, mr = tag(m - 1), tag(m + 1)
     return [
         (K.T_BIAS,), (K.T_MW, mw), (K.T_MU, mu), (K.T_MX, mx), (K.T_HW, hw), (K.T_HU, hu),
@@ -77,7 +80,21 @@ def _oracle_features(words, heads, m):
         (K.T_HU_MU_LCW, hu, mu, lcw, direction), (K.T_HU_MU_SIB, hu, mu, sib_u, direction),
         (K.T_HU_MU_RANK, hu, mu, rank, direction), (K.T_DIR_HW_MX, direction, hw, mx),
         (K.T_MU_CHILDREN, mu, int(bool(left)), int(bool(right))),
+        (K.T_HEAD_LABEL, head_label, mu, direction), (K.T_HEAD_LABEL_HU, head_label, hu, mu),
+        (K.T_SIB_LABEL, sib_label, hu, mu, direction),
     ]
+
+
+def _oracle_order(heads):
+    """Words by depth, then by distance to their head (ties: left to right)."""
+    def depth(m):
+        d = 0
+        while heads[m] != 0:
+            m, d = heads[m] - 1, d + 1
+        return d
+
+    return sorted(range(len(heads)),
+                  key=lambda m: (depth(m), abs(heads[m] - 1 - m) if heads[m] else 0, m))
 
 
 def _cell(feature, label, mask):
@@ -112,7 +129,7 @@ def _oracle_training(state, data, gold, n_epochs):
                 target = gold[lo + m]
                 if heads[m] == 0 or target < 0 or not allowed[target]:
                     continue
-                features = _oracle_features(words, heads, m)
+                features = _oracle_features(words, heads, m, gold[lo:lo + len(words)])
                 scores = [sum(w[_cell(f, label, mask)] for f in features)
                           for label in range(n_labels)]
                 guess = max((label for label in range(n_labels) if allowed[label]),
@@ -144,16 +161,35 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
     assert len(touched) > 100
     for cell in touched.tolist():
         assert kernel[cell] == pytest.approx(averaged.get(cell, 0.0), abs=1e-9)
-    # and the same scores on other trees (each word headed by its left neighbour)
+    # the same scores on other trees (each word headed by its left neighbour)
+    n_labels = len(state["labels"])
     chains = [np.arange(len(s)) for s in X]
     chain_data = _sentences(state, X, chains)
-    scores = K.label_scores(chain_data, kernel, len(state["labels"]))
+    given = np.array(gold)
+    scores = K.label_scores(chain_data, given, kernel, n_labels)
     for s, (words, tree) in enumerate(_oracle_sentences(chain_data)):
+        lo = chain_data.offsets[s]
         for m in range(len(words)):
-            features = _oracle_features(words, tree, m)
+            features = _oracle_features(words, tree, m, given[lo:lo + len(words)])
             expected = [sum(averaged.get(_cell(f, label, mask), 0.0) for f in features)
-                        for label in range(len(state["labels"]))]
-            np.testing.assert_allclose(scores[chain_data.offsets[s] + m], expected, atol=1e-9)
+                        for label in range(n_labels)]
+            np.testing.assert_allclose(scores[lo + m], expected, atol=1e-9)
+    # and the same labels, predicted top-down with the labels predicted so far
+    predicted = K.predict_labels(chain_data, K.LabelModel(
+        kernel, kernel, np.zeros(1), state["allowed"], state["root_label"]))
+    allowed = [i for i in range(n_labels) if state["allowed"][i]]
+    for s, (words, tree) in enumerate(_oracle_sentences(chain_data)):
+        labels = [None] * len(words)
+        for m in _oracle_order(tree):
+            if tree[m] == 0:
+                labels[m] = state["root_label"]
+                continue
+            features = _oracle_features(words, tree, m, labels)
+            score = {label: sum(averaged.get(_cell(f, label, mask), 0.0) for f in features)
+                     for label in allowed}
+            labels[m] = max(allowed, key=lambda label: (score[label], -label))
+        lo = chain_data.offsets[s]
+        assert predicted[lo:lo + len(words)].tolist() == labels
 
 
 # ---------------------------------------------------------------- root constraint

@@ -19,6 +19,12 @@ Words attached to the root are not scored: they get the model's root label.
 Every other word gets its best label among ``allowed`` (the labels not kept
 for root words), which is how the root constraint holds.
 
+Two templates read labels: that of the head's own arc, and that of the
+nearest sibling between the head and the word. Words are therefore labelled
+top-down (by depth in the tree) and, among the children of one head, from the
+head outwards, so that both are known when a word is labelled: the labels
+predicted so far at prediction, the gold ones in training.
+
 Tokens are given without a root slot; ``heads`` holds the tree, 1-based within
 each sentence with 0 for the root.
 """
@@ -47,8 +53,8 @@ ROOT_DISTANCE = len(_DISTANCE_EDGES)
  T_HU_MW, T_DIST, T_DIST_HU_MU, T_DIR_MU, T_DIR_HX_MX, T_DIR_MW, T_DIR_HW_MU,
  T_MU_CONTEXT, T_HU_MU_ML, T_HU_MU_MR, T_HU_HL_MU, T_HU_HR_MU, T_GU_HU_MU,
  T_MU_LCW, T_MU_LCU, T_MU_RCU, T_HU_MU_LCW, T_HU_MU_SIB, T_HU_MU_RANK, T_DIR_HW_MX,
- T_MU_CHILDREN) = range(1, 34)
-N_TEMPLATES = 33
+ T_MU_CHILDREN, T_HEAD_LABEL, T_HEAD_LABEL_HU, T_SIB_LABEL) = range(1, 37)
+N_TEMPLATES = 36
 
 
 class LabelSentences(NamedTuple):
@@ -123,14 +129,34 @@ def tree_relatives(heads, lo, n, left_child, right_child):
 
 
 @njit(cache=True, nogil=True)
-def arc_keys(sentences, lo, n, m, left_child, right_child, keys):
-    """Fill ``keys[:N_TEMPLATES]`` with the feature keys of word m's arc in its tree."""
+def labelling_order(heads, lo, n, order):
+    """Fill ``order[:n]`` with the words of a sentence top-down: by depth in the tree,
+    then by distance to their head (a word's head and inner siblings come first)."""
+    rank = np.empty(n, np.int64)
+    for m in range(n):
+        depth = 0
+        k = m
+        while heads[lo + k] != 0 and depth <= n:
+            k = heads[lo + k] - 1
+            depth += 1
+        h = heads[lo + m]
+        rank[m] = depth * (n + 1) + (0 if h == 0 else abs(h - 1 - m))
+    order[:n] = np.argsort(rank, kind="mergesort")
+
+
+@njit(cache=True, nogil=True)
+def arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys):
+    """Fill ``keys[:N_TEMPLATES]`` with the feature keys of word m's arc in its tree.
+
+    ``labels`` holds the label ids of the sentence's words (read for m's head
+    and nearest inner sibling, which :func:`labelling_order` puts first).
+    """
     lower, upos, xpos, heads = sentences.lower, sentences.upos, sentences.xpos, sentences.heads
     h = heads[lo + m]  # 1-based, 0 = root
     mw, mu, mx = lower[lo + m], upos[lo + m], xpos[lo + m]
     ml, mr = _at(upos, lo, n, m - 1), _at(upos, lo, n, m + 1)
     if h == 0:
-        hw = hu = hx = hl = hr = gu = ROOT_VALUE
+        hw = hu = hx = hl = hr = gu = head_label = ROOT_VALUE
         direction = 2
     else:
         hi = h - 1
@@ -138,6 +164,7 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, keys):
         hl, hr = _at(upos, lo, n, hi - 1), _at(upos, lo, n, hi + 1)
         g = heads[lo + hi]
         gu = ROOT_VALUE if g == 0 else upos[lo + g - 1]
+        head_label = labels[lo + hi]
         direction = 1 if hi < m else 0
     dist = _distance_bin(h, m)
     lc, rc = left_child[m], right_child[m]
@@ -145,7 +172,7 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, keys):
     lcu = NO_WORD if lc < 0 else upos[lo + lc]
     rcu = NO_WORD if rc < 0 else upos[lo + rc]
     # the sibling next to m on the head's side, and how many siblings lie between
-    sib_u = NO_WORD
+    sib_u = sib_label = NO_WORD
     rank = 0
     if h > 0:
         step = -1 if h - 1 < m else 1
@@ -154,6 +181,7 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, keys):
             if heads[lo + k] == h:
                 if sib_u == NO_WORD:
                     sib_u = upos[lo + k]
+                    sib_label = labels[lo + k]
                 rank += 1
             k += step
         rank = min(rank, 3)
@@ -190,6 +218,9 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, keys):
     keys[30] = feature_hash(T_HU_MU_RANK, hu, mu, rank, direction, 0)
     keys[31] = feature_hash(T_DIR_HW_MX, direction, hw, mx, 0, 0)
     keys[32] = feature_hash(T_MU_CHILDREN, mu, 1 if lc >= 0 else 0, 1 if rc >= 0 else 0, 0, 0)
+    keys[33] = feature_hash(T_HEAD_LABEL, head_label, mu, direction, 0, 0)
+    keys[34] = feature_hash(T_HEAD_LABEL_HU, head_label, hu, mu, 0, 0)
+    keys[35] = feature_hash(T_SIB_LABEL, sib_label, hu, mu, direction, 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -211,9 +242,10 @@ def _best_allowed(scores, allowed):
 
 
 @njit(cache=True, nogil=True)
-def label_scores(sentences, weights, n_labels):
+def label_scores(sentences, labels, weights, n_labels):
     """Score of every label for every word's arc: shape (n_words, n_labels).
 
+    ``labels`` gives the labels of the words that the label templates read.
     Root-attached words are scored too, though prediction ignores their scores.
     """
     offsets = sentences.offsets
@@ -229,7 +261,7 @@ def label_scores(sentences, weights, n_labels):
             right_child = np.empty(n, np.int64)
         tree_relatives(sentences.heads, lo, n, left_child, right_child)
         for m in range(n):
-            arc_keys(sentences, lo, n, m, left_child, right_child, keys)
+            arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys)
             _scores(keys, weights, n_labels, mask, out[lo + m])
     return out
 
@@ -247,17 +279,21 @@ def predict_labels(sentences, model):
     scores = np.empty(n_labels)
     left_child = np.empty(0, np.int64)
     right_child = np.empty(0, np.int64)
+    order = np.empty(0, np.int64)
     for s in range(len(offsets) - 1):
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
         if len(left_child) < n:
             left_child = np.empty(n, np.int64)
             right_child = np.empty(n, np.int64)
+            order = np.empty(n, np.int64)
         tree_relatives(sentences.heads, lo, n, left_child, right_child)
-        for m in range(n):
+        labelling_order(sentences.heads, lo, n, order)
+        for i in range(n):
+            m = order[i]
             if sentences.heads[lo + m] == 0:
                 labels[lo + m] = model.root_label
                 continue
-            arc_keys(sentences, lo, n, m, left_child, right_child, keys)
+            arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys)
             _scores(keys, weights, n_labels, mask, scores)
             labels[lo + m] = _best_allowed(scores, allowed)
     return labels
@@ -291,7 +327,7 @@ def train_epoch(sentences, gold, order, model):
             target = gold[lo + m]
             if sentences.heads[lo + m] == 0 or target < 0 or not allowed[target]:
                 continue
-            arc_keys(sentences, lo, n, m, left_child, right_child, keys)
+            arc_keys(sentences, lo, n, m, left_child, right_child, gold, keys)
             _scores(keys, weights, n_labels, mask, scores)
             guess = _best_allowed(scores, allowed)
             count = model.seen[0]
