@@ -66,6 +66,22 @@ def _oracle_features(words, heads, m, labels):
             sib_u, rank = upos[nearest], min(len(siblings), 3)
             sib_label = labels[nearest]
     ml, mr = tag(m - 1), tag(m + 1)
+
+    def word(i):
+        return lower[i] if 0 <= i < n else K.OUTSIDE
+
+    def descends(k):  # whether k is in the subtree of m
+        while k != m and heads[k] != 0:
+            k = heads[k] - 1
+        return k == m
+
+    subtree = [k for k in range(n) if descends(k)]
+    start, end = min(subtree), max(subtree)
+
+    def tag_set(kids):  # a sum of hashes, wrapping as int64 does
+        total = sum(int(feature_hash(99, upos[k], 0, 0, 0, 0)) for k in kids)
+        return (total + 2**63) % 2**64 - 2**63
+
     return [
         (K.T_BIAS,), (K.T_MW, mw), (K.T_MU, mu), (K.T_MX, mx), (K.T_HW, hw), (K.T_HU, hu),
         (K.T_HX, hx), (K.T_MW_MX, mw, mx), (K.T_HU_MU, hu, mu), (K.T_HX_MX, hx, mx),
@@ -82,6 +98,10 @@ def _oracle_features(words, heads, m, labels):
         (K.T_MU_CHILDREN, mu, int(bool(left)), int(bool(right))),
         (K.T_HEAD_LABEL, head_label, mu, direction), (K.T_HEAD_LABEL_HU, head_label, hu, mu),
         (K.T_SIB_LABEL, sib_label, hu, mu, direction),
+        (K.T_BEFORE_SPAN, mu, word(start - 1), direction),
+        (K.T_AFTER_SPAN, mu, word(end + 1), direction),
+        (K.T_SPAN_EDGES, hu, mu, tag(start - 1), tag(end + 1), direction),
+        (K.T_LEFT_TAGS, mu, tag_set(left)), (K.T_RIGHT_TAGS, mu, tag_set(right)),
     ]
 
 

@@ -53,8 +53,14 @@ ROOT_DISTANCE = len(_DISTANCE_EDGES)
  T_HU_MW, T_DIST, T_DIST_HU_MU, T_DIR_MU, T_DIR_HX_MX, T_DIR_MW, T_DIR_HW_MU,
  T_MU_CONTEXT, T_HU_MU_ML, T_HU_MU_MR, T_HU_HL_MU, T_HU_HR_MU, T_GU_HU_MU,
  T_MU_LCW, T_MU_LCU, T_MU_RCU, T_HU_MU_LCW, T_HU_MU_SIB, T_HU_MU_RANK, T_DIR_HW_MX,
- T_MU_CHILDREN, T_HEAD_LABEL, T_HEAD_LABEL_HU, T_SIB_LABEL) = range(1, 37)
-N_TEMPLATES = 36
+ T_MU_CHILDREN, T_HEAD_LABEL, T_HEAD_LABEL_HU, T_SIB_LABEL, T_BEFORE_SPAN, T_AFTER_SPAN,
+ T_SPAN_EDGES, T_LEFT_TAGS, T_RIGHT_TAGS) = range(1, 42)
+N_TEMPLATES = 41
+_CHILD_TAG = 99  # hashes a child's UPOS into the order-free signature of a tag set
+
+# Columns of the per-word relatives that tree_relatives fills in.
+LEFT_CHILD, RIGHT_CHILD, SPAN_START, SPAN_END, LEFT_TAGS, RIGHT_TAGS = range(6)
+N_RELATIVES = 6
 
 
 class LabelSentences(NamedTuple):
@@ -112,20 +118,41 @@ def _at(field, lo, n, i):
 
 
 @njit(cache=True, nogil=True)
-def tree_relatives(heads, lo, n, left_child, right_child):
-    """Each word's outermost left child and outermost right child (0-based, -1 for none)."""
+def tree_relatives(heads, upos, lo, n, out):
+    """Fill ``out[:n]`` with what the features read of each word's subtree.
+
+    Per word (0-based positions, -1 for none): its outermost left child and
+    outermost right child, the first and last word of its subtree, and an
+    order-free signature (a sum of hashes) of the UPOS of its left children
+    and of its right children (0 for none).
+    """
     for m in range(n):
-        left_child[m] = -1
-        right_child[m] = -1
+        out[m, LEFT_CHILD] = -1
+        out[m, RIGHT_CHILD] = -1
+        out[m, SPAN_START] = m
+        out[m, SPAN_END] = m
+        out[m, LEFT_TAGS] = 0
+        out[m, RIGHT_TAGS] = 0
     for m in range(n):
         h = heads[lo + m] - 1
         if h < 0:
             continue
+        tag = feature_hash(_CHILD_TAG, upos[lo + m], 0, 0, 0, 0)
         if m < h:
-            if left_child[h] < 0 or m < left_child[h]:
-                left_child[h] = m
-        elif m > right_child[h]:
-            right_child[h] = m
+            out[h, LEFT_TAGS] += tag
+            if out[h, LEFT_CHILD] < 0 or m < out[h, LEFT_CHILD]:
+                out[h, LEFT_CHILD] = m
+        else:
+            out[h, RIGHT_TAGS] += tag
+            if m > out[h, RIGHT_CHILD]:
+                out[h, RIGHT_CHILD] = m
+        # m lies in the subtree of every ancestor
+        k, steps = h, 0
+        while k >= 0 and steps < n:
+            out[k, SPAN_START] = min(out[k, SPAN_START], m)
+            out[k, SPAN_END] = max(out[k, SPAN_END], m)
+            k = heads[lo + k] - 1
+            steps += 1
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +172,7 @@ def labelling_order(heads, lo, n, order):
 
 
 @njit(cache=True, nogil=True)
-def arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys):
+def arc_keys(sentences, lo, n, m, relatives, labels, keys):
     """Fill ``keys[:N_TEMPLATES]`` with the feature keys of word m's arc in its tree.
 
     ``labels`` holds the label ids of the sentence's words (read for m's head
@@ -167,7 +194,10 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys):
         head_label = labels[lo + hi]
         direction = 1 if hi < m else 0
     dist = _distance_bin(h, m)
-    lc, rc = left_child[m], right_child[m]
+    lc, rc = relatives[m, LEFT_CHILD], relatives[m, RIGHT_CHILD]
+    start, end = relatives[m, SPAN_START], relatives[m, SPAN_END]
+    before_w, after_w = _at(lower, lo, n, start - 1), _at(lower, lo, n, end + 1)
+    before_u, after_u = _at(upos, lo, n, start - 1), _at(upos, lo, n, end + 1)
     lcw = NO_WORD if lc < 0 else lower[lo + lc]
     lcu = NO_WORD if lc < 0 else upos[lo + lc]
     rcu = NO_WORD if rc < 0 else upos[lo + rc]
@@ -221,6 +251,11 @@ def arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys):
     keys[33] = feature_hash(T_HEAD_LABEL, head_label, mu, direction, 0, 0)
     keys[34] = feature_hash(T_HEAD_LABEL_HU, head_label, hu, mu, 0, 0)
     keys[35] = feature_hash(T_SIB_LABEL, sib_label, hu, mu, direction, 0)
+    keys[36] = feature_hash(T_BEFORE_SPAN, mu, before_w, direction, 0, 0)
+    keys[37] = feature_hash(T_AFTER_SPAN, mu, after_w, direction, 0, 0)
+    keys[38] = feature_hash(T_SPAN_EDGES, hu, mu, before_u, after_u, direction)
+    keys[39] = feature_hash(T_LEFT_TAGS, mu, relatives[m, LEFT_TAGS], 0, 0, 0)
+    keys[40] = feature_hash(T_RIGHT_TAGS, mu, relatives[m, RIGHT_TAGS], 0, 0, 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -252,16 +287,14 @@ def label_scores(sentences, labels, weights, n_labels):
     mask = len(weights) - 1
     out = np.zeros((offsets[-1], n_labels))
     keys = np.empty(N_TEMPLATES, np.int64)
-    left_child = np.empty(0, np.int64)
-    right_child = np.empty(0, np.int64)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
     for s in range(len(offsets) - 1):
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
-        if len(left_child) < n:
-            left_child = np.empty(n, np.int64)
-            right_child = np.empty(n, np.int64)
-        tree_relatives(sentences.heads, lo, n, left_child, right_child)
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
         for m in range(n):
-            arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys)
+            arc_keys(sentences, lo, n, m, relatives, labels, keys)
             _scores(keys, weights, n_labels, mask, out[lo + m])
     return out
 
@@ -277,23 +310,21 @@ def predict_labels(sentences, model):
     labels = np.empty(offsets[-1], np.int64)
     keys = np.empty(N_TEMPLATES, np.int64)
     scores = np.empty(n_labels)
-    left_child = np.empty(0, np.int64)
-    right_child = np.empty(0, np.int64)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
     order = np.empty(0, np.int64)
     for s in range(len(offsets) - 1):
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
-        if len(left_child) < n:
-            left_child = np.empty(n, np.int64)
-            right_child = np.empty(n, np.int64)
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
             order = np.empty(n, np.int64)
-        tree_relatives(sentences.heads, lo, n, left_child, right_child)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
         labelling_order(sentences.heads, lo, n, order)
         for i in range(n):
             m = order[i]
             if sentences.heads[lo + m] == 0:
                 labels[lo + m] = model.root_label
                 continue
-            arc_keys(sentences, lo, n, m, left_child, right_child, labels, keys)
+            arc_keys(sentences, lo, n, m, relatives, labels, keys)
             _scores(keys, weights, n_labels, mask, scores)
             labels[lo + m] = _best_allowed(scores, allowed)
     return labels
@@ -314,20 +345,18 @@ def train_epoch(sentences, gold, order, model):
     mask = len(weights) - 1
     keys = np.empty(N_TEMPLATES, np.int64)
     scores = np.empty(n_labels)
-    left_child = np.empty(0, np.int64)
-    right_child = np.empty(0, np.int64)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
     errors = 0
     for s in order:
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
-        if len(left_child) < n:
-            left_child = np.empty(n, np.int64)
-            right_child = np.empty(n, np.int64)
-        tree_relatives(sentences.heads, lo, n, left_child, right_child)
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
         for m in range(n):
             target = gold[lo + m]
             if sentences.heads[lo + m] == 0 or target < 0 or not allowed[target]:
                 continue
-            arc_keys(sentences, lo, n, m, left_child, right_child, gold, keys)
+            arc_keys(sentences, lo, n, m, relatives, gold, keys)
             _scores(keys, weights, n_labels, mask, scores)
             guess = _best_allowed(scores, allowed)
             count = model.seen[0]
