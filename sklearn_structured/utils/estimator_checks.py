@@ -40,7 +40,7 @@ def assert_same_predictions(a, b):
     """Predictions are lists of arrays or sequences (or of (heads, labels) pairs of them);
     compare them element by element."""
     assert len(a) == len(b)
-    if a and isinstance(a[0], tuple):
+    if len(a) and isinstance(a[0], tuple):
         assert all(isinstance(v, tuple) and len(v) == len(u) for u, v in zip(a, b))
         for part in range(len(a[0])):
             assert_same_predictions([u[part] for u in a], [v[part] for v in b])
