@@ -81,9 +81,16 @@ def _read_document(path):
 
 
 def _load_treebank(path):
+    """``(X, y)`` of a CoNLL-U file; ``y`` holds ``(heads, deprels)`` pairs when every
+    word has a DEPREL, heads alone (with a note on stderr) otherwise."""
     from .datasets import load_conllu
 
-    return load_conllu(_read_document(path))
+    document = _read_document(path)
+    labelled = document.has_deprels()
+    if not labelled:
+        print(f"{path}: some words have no DEPREL ('_'); using the heads only",
+              file=sys.stderr)
+    return load_conllu(document, labelled=labelled)
 
 
 def _check_output_path(path):
@@ -137,11 +144,19 @@ def cmd_evaluate(args):
     X, y, labels = load_conllu(gold, return_labels=True)
     # a prediction may have several roots; it is scored, not rejected
     _, y_pred, labels_pred = load_conllu(pred, return_labels=True, single_root=False)
+    # LAS only when both files carry labels (a blank DEPREL in PRED counts as wrong)
+    unlabelled = [name for name, doc in ((args.gold, gold), (args.pred, pred))
+                  if not any(label != "_" for labels_ in doc.deprels() for label in labels_)]
+    if unlabelled:
+        labels = labels_pred = None
     scores = attachment_score(
         y, y_pred, X, punct=args.punct, labels_true=labels, labels_pred=labels_pred, return_all=True
     )
     print(f"UAS {100 * scores.uas:.2f}")
-    print(f"LAS {100 * scores.las:.2f}")
+    if scores.las is None:
+        print(f"LAS n/a ({' and '.join(unlabelled)}: no DEPREL)")
+    else:
+        print(f"LAS {100 * scores.las:.2f}")
     print(f"complete match {100 * scores.complete_match:.2f}")
     print(f"words scored {scores.n_words} (punctuation {args.punct}d)")
     return 0
@@ -189,7 +204,12 @@ def cmd_parse(args):
     if _is_tagger(model):
         document = document.with_tags(predicted, model.target)
     else:
-        document = document.with_heads(predicted)
+        # never the input's DEPREL or DEPS: the predicted labels, or '_'
+        if predicted and isinstance(predicted[0], tuple):
+            heads, deprels = [h for h, _ in predicted], [d for _, d in predicted]
+        else:
+            heads, deprels = predicted, [[None] * len(h) for h in predicted]
+        document = document.with_heads(heads, deprels, clear_deps=True)
     if args.output:
         with atomic_path(args.output) as temporary:
             write_conllu(document, temporary)
@@ -202,8 +222,8 @@ def cmd_parse(args):
 def cmd_demo(args):
     from .datasets import load_sample_treebank
 
-    X_train, y_train = load_sample_treebank("train")
-    X_test, y_test = load_sample_treebank("test")
+    X_train, y_train = load_sample_treebank("train", labelled=True)
+    X_test, y_test = load_sample_treebank("test", labelled=True)
     print(
         f"sample of UD English EWT: {len(X_train)} training and {len(X_test)} held-out sentences"
     )
@@ -213,7 +233,11 @@ def cmd_demo(args):
     parser = _estimator_class(args.estimator)(**params)
     print(f"training {parser!r}")
     parser.fit(X_train, y_train, X_val=X_test, y_val=y_test)
-    print(f"held-out UAS (without punctuation): {100 * parser.score(X_test, y_test):.2f}")
+    from .metrics import attachment_score
+
+    scores = attachment_score(y_test, parser.predict(X_test), X_test, return_all=True)
+    print(f"held-out UAS {100 * scores.uas:.2f}, LAS {100 * scores.las:.2f} "
+          "(without punctuation)")
     return 0
 
 
@@ -267,7 +291,8 @@ def build_parser():
     p = sub.add_parser(
         "train", formatter_class=formatter,
         help="train a parser or tagger on a CoNLL-U file and save it",
-        description="Train a parser (HEAD column) or tagger (its target column) and save it. "
+        description="Train a parser (HEAD and, when every word has one, DEPREL) or tagger (its "
+        "target column) and save it. "
         f"The default 'safe' format loads without executing code; 'joblib' is a pickle: "
         f"{PICKLE_WARNING}.",
     )
@@ -285,9 +310,10 @@ def build_parser():
 
     p = sub.add_parser(
         "parse", formatter_class=formatter,
-        help="apply a saved parser (HEAD column) or tagger (its tag column) to a CoNLL-U file",
+        help="apply a saved parser (HEAD, DEPREL) or tagger (its tag column) to a CoNLL-U file",
         description="Apply a saved model to a CoNLL-U file and write the file with the predicted "
-        "column filled in.",
+        "columns filled in. A parser writes HEAD and DEPREL (its labels if it was trained on "
+        "them, '_' otherwise) and '_' in DEPS; it never copies them from the input.",
     )
     p.add_argument("--model", required=True, help="model file written by 'train'")
     p.add_argument("input", nargs="?", default="-",
@@ -299,9 +325,9 @@ def build_parser():
 
     p = sub.add_parser(
         "demo", formatter_class=formatter,
-        help="train a parser on the embedded sample and report UAS",
-        description="Train a parser on the embedded sample of UD English EWT and print its "
-        "held-out UAS.",
+        help="train a labelled parser on the embedded sample and report UAS and LAS",
+        description="Train a labelled parser on the embedded sample of UD English EWT and print "
+        "its held-out UAS and LAS.",
     )
     p.estimator_names = sorted(PARSERS)
     p.add_argument("--estimator", choices=sorted(PARSERS), default="lowrank", help="which parser")

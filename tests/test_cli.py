@@ -1,4 +1,5 @@
 import io
+from pathlib import Path
 import pickle
 import subprocess
 import sys
@@ -43,6 +44,13 @@ def sample_files(tmp_path):
     return train, test
 
 
+def _word_lines(path):
+    """The columns of the word lines of a CoNLL-U file, read as plain text."""
+    lines = Path(path).read_text().splitlines()
+    return [line.split("\t") for line in lines if line and line[0].isdigit()
+            and line.split("\t")[0].isdigit()]
+
+
 def test_train_parse_evaluate_round_trip(sample_files, tmp_path, capsys):
     train, test = sample_files
     model = tmp_path / "parser.model"
@@ -50,19 +58,51 @@ def test_train_parse_evaluate_round_trip(sample_files, tmp_path, capsys):
           "--out", str(model), "--param", "rank=8", "--param", "n_epochs=2"])
     progress = capsys.readouterr()
     assert "validation score" in progress.out + progress.err and model.exists()
+    assert "labels, epoch 2" in progress.out  # the file has DEPREL: a labelled parser
 
     main(["parse", "--model", str(model), str(test)])
     parsed = tmp_path / "parsed.conllu"
     parsed.write_text(capsys.readouterr().out)
     gold = read_conllu(test)
     out = read_conllu(parsed)
-    # only the HEAD column may change
+    # only HEAD, DEPREL and DEPS may change
     for g, p in zip(gold, out):
         assert g.comments == p.comments
-        assert [r[:6] + r[7:] for r in g.rows] == [r[:6] + r[7:] for r in p.rows]
+        assert [r[:6] + r[9:] for r in g.rows] == [r[:6] + r[9:] for r in p.rows]
+    gold_words, words = _word_lines(test), _word_lines(parsed)
+    assert len(words) == len(gold_words) > 1000
+    assert any(w[8] != "_" for w in gold_words)  # the input had DEPS
+    for columns in words:
+        assert len(columns) == 10 and columns[8] == "_"
+        assert (columns[6] == "0") == (columns[7] == "root"), columns
+    labels = [w[7] for w in words]
+    assert len(set(labels)) > 10
+    # the labels are the model's, not the input's
+    agree = sum(a[7] == b[7] for a, b in zip(words, gold_words)) / len(words)
+    assert 0.5 < agree < 1.0
     main(["evaluate", str(test), str(parsed)])
-    uas = float(capsys.readouterr().out.split("UAS ")[1].split()[0])
-    assert 40 < uas < 100
+    out = capsys.readouterr().out
+    uas = float(out.split("UAS ")[1].split()[0])
+    las = float(out.split("LAS ")[1].split()[0])
+    assert 40 < las < uas < 100
+
+
+def test_a_file_without_deprel_trains_an_unlabelled_parser(sample_files, tmp_path, capsys):
+    train, test = sample_files
+    doc = read_conllu(train)
+    blank = tmp_path / "blank.conllu"
+    write_conllu(doc.with_heads(doc.heads(), [[None] * len(h) for h in doc.heads()]), blank)
+    model = tmp_path / "unlabelled.model"
+    main(["train", "--estimator", "easyfirst", "--train", str(blank), "--out", str(model),
+          "--param", "n_epochs=1", "--param", "beam_size=1"])
+    assert "no DEPREL" in capsys.readouterr().err
+    main(["parse", "--model", str(model), str(test), "-o", str(tmp_path / "parsed.conllu")])
+    words = _word_lines(tmp_path / "parsed.conllu")
+    assert all(w[7] == "_" and w[8] == "_" for w in words)
+    capsys.readouterr()
+    main(["evaluate", str(test), str(tmp_path / "parsed.conllu")])
+    out = capsys.readouterr().out
+    assert "UAS " in out and "LAS n/a" in out
 
 
 def test_tagger_from_the_command_line(sample_files, tmp_path, capsys):
@@ -83,7 +123,9 @@ def test_demo_reports_progress_and_held_out_uas(capsys):
     main(["demo", "--param", "rank=8", "--param", "n_epochs=2"])
     out = capsys.readouterr().out
     assert "300 training and 100 held-out sentences" in out
-    assert "held-out UAS (without punctuation)" in out
+    held_out = out.split("held-out UAS ")[1]
+    uas, las = float(held_out.split(",")[0]), float(held_out.split("LAS ")[1].split()[0])
+    assert 0 < las < uas
 
 
 def _one_line_error(capsys):

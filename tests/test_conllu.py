@@ -271,3 +271,25 @@ def test_ewt_train_counts_match_data_md():
     assert sum(len(s) for s in X) == 204577
     assert all(len(s) == len(h) for s, h in zip(X, y))
     assert sum(int((h == 0).sum()) for h in y) == 12544
+
+
+def test_labelled_targets_pair_heads_with_deprels(tmp_path):
+    from sklearn_structured.datasets import load_conllu, load_sample_treebank
+
+    X, y = load_sample_treebank("test")
+    _, pairs = load_sample_treebank("test", labelled=True)
+    _, _, deprels = load_sample_treebank("test", return_labels=True)
+    assert len(pairs) == len(y)
+    for (heads, labels), h, d in zip(pairs, y, deprels):
+        assert heads.dtype == np.int64 and np.array_equal(heads, h)
+        assert labels == d and all(isinstance(label, str) for label in labels)
+        # UD: the root word, and only it, is labelled root
+        assert [label == "root" for label in labels] == list(h == 0)
+    text = "1\tDogs\t_\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tbark\t_\tVERB\t_\t_\t0\t_\t_\t_\n\n"
+    path = tmp_path / "blank.conllu"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"blank.conllu:2: word 2 has no DEPREL"):
+        load_conllu(path, labelled=True)
+    assert len(load_conllu(path)[1]) == 1  # heads only: a blank DEPREL is fine
+    with pytest.raises(ValueError, match="return_labels"):
+        load_conllu(path, labelled=True, return_labels=True)

@@ -144,3 +144,60 @@ def test_attachment_score_refuses_malformed_heads_and_labels(pred, labels_pred, 
     with pytest.raises(ValueError, match=message):
         attachment_score([np.array([2, 0])], pred, punct="include",
                          labels_true=labels_true, labels_pred=labels_pred)
+
+
+def test_pairs_give_las_and_heads_give_uas():
+    from sklearn_structured.metrics import attachment_score
+
+    X = [[{"form": "Dogs", "upos": "NOUN"}, {"form": "bark", "upos": "VERB"},
+          {"form": ".", "upos": "PUNCT"}]]
+    gold = [(np.array([2, 0, 2]), ["nsubj", "root", "punct"])]
+    # right heads, one wrong label on a scored word, one on punctuation (not scored)
+    pred = [(np.array([2, 0, 2]), ["obj", "root", "dep"])]
+    assert attachment_score(gold, pred, X) == 0.5
+    assert attachment_score(gold, pred, X, punct="include") == pytest.approx(1 / 3)
+    # heads only on either side: UAS
+    assert attachment_score(gold, [np.array([2, 0, 2])], X) == 1.0
+    assert attachment_score([np.array([2, 0, 2])], pred, X) == 1.0
+    scores = attachment_score(gold, pred, X, return_all=True)
+    assert (scores.uas, scores.las) == (1.0, 0.5)
+    # the keyword labels keep their meaning: the float is the UAS
+    assert attachment_score([gold[0][0]], [pred[0][0]], X, labels_true=[gold[0][1]],
+                            labels_pred=[pred[0][1]]) == 1.0
+
+
+@pytest.mark.parametrize("pred, message", [
+    ([(np.array([2, 0]), ["nsubj"])], r"y_pred\[0\] has 2 heads but 1 labels"),
+    ([(np.array([2, 0]), ["nsubj", 3])], r"y_pred\[0\]: label 1 is 3"),
+    ([(np.array([2, 0]), ["nsubj", ""])], r"y_pred\[0\]: label 1 is ''"),
+    ([(np.array([2, 0]), ["a", "root"]), np.array([2, 0])], r"y_pred\[1\] holds heads only"),
+])
+def test_malformed_pairs_name_the_sentence(pred, message):
+    from sklearn_structured.metrics import attachment_score
+
+    gold = [(np.array([2, 0]), ["nsubj", "root"])] * len(pred)
+    with pytest.raises(ValueError, match=message):
+        attachment_score(gold, pred, punct="include")
+
+
+def test_scorers_on_pairs():
+    from sklearn_structured.metrics import las_scorer, uas_scorer
+
+    X = [["a", "b", "c"]]
+    gold = [(np.array([2, 0, 2]), ["x", "root", "y"])]
+
+    class Fixed:
+        def __init__(self, prediction):
+            self.prediction = prediction
+
+        def predict(self, X):
+            return self.prediction
+
+    # word 2: right head, wrong label; word 3: wrong head
+    labelled = Fixed([(np.array([2, 0, 1]), ["x", "dep", "y"])])
+    assert uas_scorer(labelled, X, gold) == pytest.approx(2 / 3)
+    assert las_scorer(labelled, X, gold) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="the prediction holds heads only"):
+        las_scorer(Fixed([np.array([2, 0, 2])]), X, gold)
+    with pytest.raises(ValueError, match="y holds heads only"):
+        las_scorer(labelled, X, [np.array([2, 0, 2])])

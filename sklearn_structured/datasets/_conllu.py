@@ -21,6 +21,7 @@ from ._base import gc_paused, open_text, source_name
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 _HEAD = COLUMNS.index("head")
 _DEPREL = COLUMNS.index("deprel")
+_DEPS = COLUMNS.index("deps")
 _RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
 
@@ -244,15 +245,40 @@ class ConlluDocument:
             y.append(np.array(heads, dtype=np.int64))
         return y
 
-    def deprels(self):
-        """The DEPREL column of the words of each sentence, as lists of strings."""
-        return [[r[_DEPREL] for r in s.rows if r[0].isdigit()] for s in self.sentences]
+    def deprels(self, *, missing="keep"):
+        """The DEPREL column of the words of each sentence, as lists of strings.
 
-    def with_heads(self, heads, deprels=None):
+        ``missing="keep"`` returns a blank DEPREL as the file has it (``_``);
+        ``missing="error"`` raises a ValueError naming its line.
+        """
+        if missing not in ("keep", "error"):
+            raise ValueError(f"missing must be 'keep' or 'error', got {missing!r}")
+        labels = []
+        for index, sentence in enumerate(self.sentences):
+            words = []
+            for i, row in enumerate(sentence.rows):
+                if not row[0].isdigit():
+                    continue
+                if missing == "error" and row[_DEPREL] in ("_", ""):
+                    raise ValueError(
+                        f"{self._where(index, i)}: word {row[0]} has no DEPREL ('_'); labelled "
+                        "data needs a relation for every word"
+                    )
+                words.append(row[_DEPREL])
+            labels.append(words)
+        return labels
+
+    def has_deprels(self):
+        """Whether every word of the document has a DEPREL (none is ``_``)."""
+        return all(r[_DEPREL] not in ("_", "") for s in self.sentences for r in s.rows
+                   if r[0].isdigit())
+
+    def with_heads(self, heads, deprels=None, *, clear_deps=False):
         """A copy with the HEAD (and optionally DEPREL) column of every word replaced.
 
         Everything else (comments, other columns, multiword tokens, empty
-        nodes) is unchanged; this is how predicted trees are written out.
+        nodes) is unchanged unless ``clear_deps``; this is how predicted trees
+        are written out.
 
         Parameters
         ----------
@@ -262,6 +288,9 @@ class ConlluDocument:
         deprels : list of list of str, default=None
             New relation labels; None keeps the existing DEPREL column. A None
             label is a missing one and is written ``_``.
+        clear_deps : bool, default=False
+            Write ``_`` in the DEPS column (the enhanced graph) of every word,
+            which a new tree would otherwise contradict.
 
         Raises
         ------
@@ -307,6 +336,9 @@ class ConlluDocument:
                     )
                 for m, (row, label) in enumerate(zip(words, labels), start=1):
                     row[_DEPREL] = _text_field(label, f"{self._where(index)}: label of word {m}")
+            if clear_deps:
+                for row in words:
+                    row[_DEPS] = "_"
             sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
@@ -537,7 +569,7 @@ def write_conllu(doc, path_or_file=None):
     return None
 
 
-def load_conllu(path_or_file, *, single_root=True, return_labels=False):
+def load_conllu(path_or_file, *, single_root=True, return_labels=False, labelled=False):
     """Load a CoNLL-U treebank as ``(X, y)`` for the dependency parsers.
 
     Parameters
@@ -547,7 +579,12 @@ def load_conllu(path_or_file, *, single_root=True, return_labels=False):
     single_root : bool, default=True
         Require exactly one word attached to the root in every sentence.
     return_labels : bool, default=False
-        Also return the DEPREL column.
+        Also return the DEPREL column as a third value (heads-only ``y``).
+    labelled : bool, default=False
+        Make ``y[i]`` the pair ``(heads, deprels)``, the labelled target
+        the parsers learn labels from. Every word must then have a DEPREL
+        (``_`` is an error naming the line). Not combined with
+        ``return_labels``.
 
     Returns
     -------
@@ -555,8 +592,9 @@ def load_conllu(path_or_file, *, single_root=True, return_labels=False):
         One list of token dicts per sentence, keys ``form``, ``lemma``,
         ``upos``, ``xpos``, ``feats`` (the file's strings, ``_`` meaning
         absent). Multiword-token lines and empty nodes are not tokens.
-    y : list of ndarray of int64
-        Heads, 1-based, 0 for the root.
+    y : list of ndarray of int64, or list of (ndarray, list of str)
+        Heads, 1-based, 0 for the root; with ``labelled=True`` each paired
+        with the sentence's DEPREL column.
     deprels : list of list of str
         Only when ``return_labels`` is True.
 
@@ -565,12 +603,17 @@ def load_conllu(path_or_file, *, single_root=True, return_labels=False):
     ValueError
         Naming the file and line: see :func:`read_conllu`, plus a non-integer
         or out-of-range head, a cycle, no root or (with ``single_root``)
-        several roots.
+        several roots, and with ``labelled`` a word without DEPREL.
     """
+    if labelled and return_labels:
+        raise ValueError("labelled=True already puts DEPREL into y; do not also pass "
+                         "return_labels=True")
     doc = path_or_file if isinstance(path_or_file, ConlluDocument) else read_conllu(path_or_file)
     with gc_paused():
         X = doc.to_sentences()
         y = doc.heads(single_root=single_root)
+        if labelled:
+            y = list(zip(y, doc.deprels(missing="error")))
     if return_labels:
         return X, y, doc.deprels()
     return X, y

@@ -65,7 +65,8 @@ def _ud_file(name, split, data_home):
     return matches[0]
 
 
-def load_ud_treebank(name, split="train", data_home=None, *, as_document=False, **kwargs):
+def load_ud_treebank(name, split="train", data_home=None, *, labelled=False, as_document=False,
+                     **kwargs):
     """Load one split of a Universal Dependencies treebank from a local copy.
 
     Parameters
@@ -79,6 +80,9 @@ def load_ud_treebank(name, split="train", data_home=None, *, as_document=False, 
         directory per treebank (a UD release, or that ``ud`` folder itself).
         None uses :func:`get_data_home` (the ``SKLEARN_STRUCTURED_DATA``
         environment variable).
+    labelled : bool, default=False
+        ``y[i]`` is the pair ``(heads, deprels)`` instead of the heads alone
+        (see :func:`load_conllu`).
     as_document : bool, default=False
         Return the :class:`ConlluDocument` (to write predictions back into
         it, for instance) instead of ``(X, y)``.
@@ -101,7 +105,7 @@ def load_ud_treebank(name, split="train", data_home=None, *, as_document=False, 
     path = _ud_file(name, split, data_home)
     if as_document:
         return read_conllu(path)
-    return load_conllu(path, **kwargs)
+    return load_conllu(path, labelled=labelled, **kwargs)
 
 
 def _sample_document(subset):
@@ -119,7 +123,8 @@ def _sample_document(subset):
     return ConlluDocument(sentences, source=" + ".join(doc.source for doc in docs))
 
 
-def load_sample_treebank(subset="train", *, return_labels=False, as_document=False):
+def load_sample_treebank(subset="train", *, return_labels=False, labelled=False,
+                         as_document=False):
     """A small sample of UD English EWT shipped with the package.
 
     300 training sentences drawn from the EWT training split and 100 held-out
@@ -133,6 +138,8 @@ def load_sample_treebank(subset="train", *, return_labels=False, as_document=Fal
         ``"all"`` is the training sentences followed by the test sentences.
     return_labels : bool, default=False
         Also return the DEPREL column.
+    labelled : bool, default=False
+        ``y[i]`` is the pair ``(heads, deprels)`` (see :func:`load_conllu`).
     as_document : bool, default=False
         Return the :class:`ConlluDocument` itself instead of ``(X, y)``.
 
@@ -144,4 +151,4 @@ def load_sample_treebank(subset="train", *, return_labels=False, as_document=Fal
     doc = _sample_document(subset)
     if as_document:
         return doc
-    return load_conllu(doc, return_labels=return_labels)
+    return load_conllu(doc, return_labels=return_labels, labelled=labelled)

@@ -4,8 +4,9 @@ from numbers import Integral
 
 import numpy as np
 
+from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
-from ..utils import check_dependency_data, check_sentences, encode_corpus, fit_vocabularies
+from ..utils import check_labelled_dependency_data, check_sentences, encode_corpus, fit_vocabularies
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _parser_kernels as kernels
 from ._base import EasyFirstBase
@@ -17,7 +18,7 @@ def _encode_sentences(sentences, vocabularies, pos):
     return kernels.Sentences(corpus["lower"], corpus[pos], corpus.offsets)
 
 
-class EasyFirstBeamParser(EasyFirstBase):
+class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
     """Easy-first dependency parser with beam search and valid early update.
 
     The parser of Ma et al. (2013): Goldberg & Elhadad's (2010) easy-first
@@ -32,6 +33,13 @@ class EasyFirstBeamParser(EasyFirstBase):
     one weight per row and action type. Input POS tags are read from each
     token's ``pos`` field, so in a pipeline after
     :class:`EasyFirstBeamTagger` use the same field as the tagger's ``target``.
+
+    Fitted on ``(heads, deprels)`` pairs, the parser also trains the
+    library's arc labeller on the gold trees (one perceptron pass per epoch
+    of the parser) and predicts pairs: the tree, then a label per arc, with
+    ``root`` (the label of root-attached words in training) on the word
+    attached to the root and on no other word; :meth:`score` is then the
+    LAS. Fitted on heads alone it is the unlabelled parser.
 
     Parameters
     ----------
@@ -78,6 +86,10 @@ class EasyFirstBeamParser(EasyFirstBase):
     n_invalid_updates_ : int
         Updates whose correct sequence scored above the predicted one (zero
         by construction; kept as a check of Ma et al.'s argument).
+    labeller_ : dict or None
+        The fitted arc labeller (relation labels, root label, vocabularies
+        and perceptron weights as plain arrays) when fitted on pairs; None
+        when fitted on heads alone.
 
     References
     ----------
@@ -117,9 +129,11 @@ class EasyFirstBeamParser(EasyFirstBase):
         X : list of sentences
             Tokens are mappings with ``form`` and the ``pos`` field, or plain
             strings (then the parser has words only).
-        y : list of 1-D int arrays
+        y : list of 1-D int arrays, or of (heads, deprels) pairs
             Gold heads, 1-based, 0 for the root; trees must be projective to
-            be reachable (non-projective arcs simply stay unlearnt).
+            be reachable (non-projective arcs simply stay unlearnt). Paired
+            with relation labels (a sequence of str per sentence) they also
+            train the labeller.
         X_val, y_val : list of sentences and list of int arrays, optional
             Validation data (keyword only), scored with :meth:`score` after
             every epoch for the progress line when ``verbose`` is set; it
@@ -129,19 +143,23 @@ class EasyFirstBeamParser(EasyFirstBase):
         -------
         self
         """
-        sentences, heads = check_dependency_data(X, y)
+        sentences, heads, deprels = check_labelled_dependency_data(X, y)
         self._init_state(sentences, heads)
+        self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True)
         return self._train(sentences, heads, self.n_epochs, X_val, y_val)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, *, X_val=None, y_val=None):
         """One more epoch over ``(X, y)``, continuing from the current weights.
 
-        ``X_val``, ``y_val`` as in :meth:`fit`.
+        ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
+        pairs the labeller makes one more pass too.
         """
-        sentences, heads = check_dependency_data(X, y)
-        if not hasattr(self, "weights_"):
+        sentences, heads, deprels = check_labelled_dependency_data(X, y)
+        reset = not hasattr(self, "weights_")
+        if reset:
             self._init_state(sentences, heads)
+        self._fit_labels(sentences, heads, deprels, 1, reset=reset)
         return self._train(sentences, heads, 1, X_val, y_val)
 
     def _start(self, sentences, heads):
@@ -162,9 +180,7 @@ class EasyFirstBeamParser(EasyFirstBase):
     def _run_epoch(self, data, order, perceptron, records):
         return kernels.train_epoch(*data, order, perceptron, self._search(), records)
 
-    def _parse(self, X):
-        sentences = check_sentences(X)
-
+    def _parse(self, sentences):
         def parse_chunk(W, chunk):
             encoded = _encode_sentences(chunk, self.vocabularies_, self.pos)
             heads, order = kernels.parse(encoded, W, self._search())
@@ -176,8 +192,14 @@ class EasyFirstBeamParser(EasyFirstBase):
         return [pair for chunk in results for pair in chunk]
 
     def predict(self, X):
-        """Heads of every sentence: a list of 1-D int64 arrays, 1-based, 0 = root."""
-        return [heads for heads, _ in self._parse(X)]
+        """Heads of every sentence: a list of 1-D int64 arrays, 1-based, 0 = root.
+
+        A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
+        heads and a list of relation labels (str) per sentence.
+        """
+        sentences = check_sentences(X)
+        heads = [heads for heads, _ in self._parse(sentences)]
+        return self._with_labels(sentences, heads)
 
     def attachment_order(self, X):
         """For every sentence, the step (0-based) at which each word got its head.
@@ -185,10 +207,15 @@ class EasyFirstBeamParser(EasyFirstBase):
         The root word of each sentence gets ``n - 1``; sorting the words by
         this value replays the easy-first order of the best sequence.
         """
-        return [order for _, order in self._parse(X)]
+        return [order for _, order in self._parse(check_sentences(X))]
 
     def score(self, X, y):
-        """Unlabelled attachment score without punctuation (UPOS ``PUNCT``)."""
-        sentences, heads = check_dependency_data(X, y)
-        return attachment_score(heads, self.predict(sentences), X=sentences, punct="exclude")
+        """Attachment score without punctuation (UPOS ``PUNCT``).
+
+        LAS when the parser was fitted on pairs and ``y`` holds
+        ``(heads, deprels)`` pairs, UAS otherwise.
+        """
+        y = list(y)
+        sentences, _, _ = check_labelled_dependency_data(X, y)
+        return attachment_score(y, self.predict(sentences), X=sentences, punct="exclude")
 

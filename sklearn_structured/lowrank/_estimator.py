@@ -9,13 +9,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..kernels.hashing import feature_hash
+from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
     EpochResult,
     EpochTrainer,
     SentenceEstimator,
     Vocabulary,
-    check_dependency_data,
+    check_labelled_dependency_data,
     check_sentences,
     fit_vocabularies,
     map_ranges,
@@ -124,7 +125,7 @@ class _PassiveAggressiveEpochs(EpochTrainer):
         return self.parser.score(*validation)
 
 
-class LowRankTensorParser(SentenceEstimator):
+class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
 
     The score of an arc h -> m is
@@ -137,6 +138,14 @@ class LowRankTensorParser(SentenceEstimator):
     tree is the sum of its arcs; decoding finds the maximum spanning tree.
     Training is online passive-aggressive with cost-augmented decoding,
     alternating the pairs (theta, U), (theta, V), (theta, W).
+
+    Fitted on ``(heads, deprels)`` pairs, the parser also trains the
+    library's arc labeller on the gold trees (one perceptron pass per pass of
+    the parser) and then predicts pairs: the tree first, then a label for
+    each of its arcs, ``root`` (the label of root-attached words in
+    training) on the word attached to the root and on no other word. Its
+    :meth:`score` is then the LAS. Fitted on heads alone it is the
+    unlabelled parser.
 
     Parameters
     ----------
@@ -188,6 +197,10 @@ class LowRankTensorParser(SentenceEstimator):
         twice in the first training data, plus 3 x the word-vector dimension).
     n_iter_ : int
         Passes over training data so far, counting the initialisation pass.
+    labeller_ : dict or None
+        The fitted arc labeller (relation labels, root label, vocabularies
+        and perceptron weights as plain arrays) when fitted on pairs; None
+        when fitted on heads alone.
     """
 
     _parameter_constraints = {
@@ -371,11 +384,11 @@ class LowRankTensorParser(SentenceEstimator):
             validation=None if X_val is None else (X_val, y_val))
 
     def _training_data(self, X, y, reset):
-        sentences, heads = check_dependency_data(X, y)
+        sentences, heads, deprels = check_labelled_dependency_data(X, y)
         encoded = self._initialise(sentences) if reset else None
         data = self._encode(sentences, encoded)
         flat = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
-        return data, flat
+        return data, flat, (sentences, heads, deprels)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):
@@ -385,9 +398,10 @@ class LowRankTensorParser(SentenceEstimator):
         ----------
         X : list of sentences
             Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
-        y : list of int arrays
-            Gold heads, 1-based, 0 for the root.
-        X_val, y_val : list of sentences and list of int arrays, optional
+        y : list of int arrays, or of (heads, deprels) pairs
+            Gold heads, 1-based, 0 for the root; with their relation labels
+            (a sequence of str per sentence) to train the labeller too.
+        X_val, y_val : list of sentences and list of int arrays (or pairs), optional
             Validation data (keyword only), scored with :meth:`score` after
             every pass for the progress line when ``verbose`` is set; it does
             not change the model.
@@ -396,7 +410,8 @@ class LowRankTensorParser(SentenceEstimator):
         -------
         self
         """
-        data, heads = self._training_data(X, y, reset=True)
+        data, heads, labelled = self._training_data(X, y, reset=True)
+        self._fit_labels(*labelled, self.n_epochs, reset=True)
         self._run_epochs(data, heads, self.n_epochs, X_val, y_val)
         return self
 
@@ -405,9 +420,12 @@ class LowRankTensorParser(SentenceEstimator):
         """One more pass over ``(X, y)``; the first call also fixes the feature spaces.
 
         ``k`` calls equal ``fit`` with ``n_epochs=k`` on the same data;
-        ``X_val``, ``y_val`` as in :meth:`fit`.
+        ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
+        pairs the labeller makes one more pass too.
         """
-        data, heads = self._training_data(X, y, reset=not hasattr(self, "theta_"))
+        reset = not hasattr(self, "theta_")
+        data, heads, labelled = self._training_data(X, y, reset=reset)
+        self._fit_labels(*labelled, 1, reset=reset)
         self._run_epochs(data, heads, 1, X_val, y_val)
         return self
 
@@ -439,13 +457,18 @@ class LowRankTensorParser(SentenceEstimator):
         return [result for chunk in chunks for result in chunk]
 
     def predict(self, X):
-        """Heads of every sentence (list of int64 arrays, 1-based, 0 = root)."""
-        _, data = self._predict_data(X)
+        """Heads of every sentence (list of int64 arrays, 1-based, 0 = root).
+
+        A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
+        heads and a list of relation labels (str) per sentence.
+        """
+        sentences, data = self._predict_data(X)
         decode = _DECODERS[self.decoder]
-        return self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
+        heads = self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
+        return self._with_labels(sentences, heads)
 
     def predict_nbest(self, X, k):
-        """The ``k`` best projective trees of every sentence, best first.
+        """The ``k`` best projective trees of every sentence, best first (unlabelled).
 
         Returns, per sentence, a list of ``(heads, score)`` pairs (fewer than
         ``k`` when the sentence has fewer projective trees); ``score`` is the
@@ -495,5 +518,9 @@ class LowRankTensorParser(SentenceEstimator):
         return out
 
     def score(self, X, y):
-        """Unlabelled attachment score without punctuation (a fraction in [0, 1])."""
+        """Attachment score without punctuation (a fraction in [0, 1]).
+
+        LAS when the parser was fitted on pairs and ``y`` holds
+        ``(heads, deprels)`` pairs, UAS otherwise.
+        """
         return attachment_score(y, self.predict(X), X=X, punct="exclude")

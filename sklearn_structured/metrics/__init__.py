@@ -3,7 +3,7 @@
 from ._constituency import bracket_f1
 from ._dependency import AttachmentScores, attachment_score, is_punctuation
 from ._language_model import perplexity
-from ._scorers import token_accuracy_scorer, uas_scorer
+from ._scorers import las_scorer, token_accuracy_scorer, uas_scorer
 from ._tagging import token_accuracy
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "attachment_score",
     "bracket_f1",
     "is_punctuation",
+    "las_scorer",
     "perplexity",
     "token_accuracy",
     "token_accuracy_scorer",

@@ -5,7 +5,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..utils import as_heads_array, as_label_sequence, token_field
+from ..utils import as_heads_array, as_label_sequence, split_dependency_targets, token_field
 
 
 class AttachmentScores(NamedTuple):
@@ -37,12 +37,15 @@ def attachment_score(
     labels_pred=None,
     return_all=False,
 ):
-    """Unlabelled attachment score, and LAS and complete match on request.
+    """Attachment score: LAS when both sides carry labels as pairs, UAS otherwise.
 
     Parameters
     ----------
-    y_true, y_pred : list of 1-D int arrays
-        Heads per sentence (1-based, 0 = root), as ``y`` everywhere.
+    y_true, y_pred : list of 1-D int arrays, or of (heads, deprels) pairs
+        Heads per sentence (1-based, 0 = root), as ``y`` everywhere, or the
+        labelled targets ``(heads, deprels)``. When both are labelled the
+        returned float is the labelled attachment score (LAS); when either
+        holds heads only it is the unlabelled one (UAS).
     X : list of sentences, optional
         Needed with ``punct="exclude"`` to know which tokens are punctuation
         (UPOS ``PUNCT``, as the seed papers report).
@@ -50,16 +53,27 @@ def attachment_score(
         ``"include"`` counts every word, which is the CoNLL 2018 shared task
         definition of UAS on gold segmentation.
     labels_true, labels_pred : list of label sequences, optional
-        Dependency relations; when both are given LAS is computed too.
+        Dependency relations given apart from heads-only ``y_true`` and
+        ``y_pred``; when both are given LAS is computed too and returned
+        with ``return_all`` (the float returned alone stays the UAS).
+        Not combined with labelled pairs.
     return_all : bool
         Return an :class:`AttachmentScores` (uas, las, complete_match,
-        n_words) instead of the UAS alone.
+        n_words) instead of one figure.
 
     Returns
     -------
     float or AttachmentScores
         Fractions in [0, 1]. A sentence counts as a complete match when all
-        of its scored words have the right head.
+        of its scored words have the right head. ``las`` is None when the
+        labels of either side are missing.
+
+    Raises
+    ------
+    ValueError
+        Naming the sentence, for sentence counts or lengths that differ,
+        malformed heads, and pairs whose labels are not one non-empty str
+        per head.
     """
     if punct not in ("exclude", "include"):
         raise ValueError(f"punct must be 'exclude' or 'include', got {punct!r}")
@@ -68,7 +82,14 @@ def attachment_score(
             "punct='exclude' needs X to know which tokens are punctuation; "
             "pass X or punct='include'"
         )
-    y_true, y_pred = list(y_true), list(y_pred)
+    y_true, pairs_true = split_dependency_targets(y_true, name="y_true")
+    y_pred, pairs_pred = split_dependency_targets(y_pred, name="y_pred")
+    if pairs_true is not None or pairs_pred is not None:
+        if labels_true is not None or labels_pred is not None:
+            raise ValueError("y_true or y_pred holds (heads, deprels) pairs: do not also pass "
+                             "labels_true / labels_pred")
+        labels_true, labels_pred = pairs_true, pairs_pred
+    las_by_default = pairs_true is not None and pairs_pred is not None
     if len(y_true) != len(y_pred):
         raise ValueError(f"y_true has {len(y_true)} sentences but y_pred has {len(y_pred)}")
     if X is not None and len(X) != len(y_true):
@@ -100,8 +121,8 @@ def attachment_score(
             label_ok = np.array([a == b for a, b in zip(gold_labels, pred_labels)], dtype=bool)
             correct_labelled += int((head_ok & label_ok).sum())
     uas = correct_heads / total if total else 0.0
-    if not return_all:
-        return uas
     las = (correct_labelled / total if total else 0.0) if with_labels else None
+    if not return_all:
+        return las if las_by_default else uas
     n_sentences = len(y_true)
     return AttachmentScores(uas, las, complete / n_sentences if n_sentences else 0.0, total)

@@ -170,6 +170,65 @@ def as_heads_array(heads, where):
     )
 
 
+def is_labelled_target(target):
+    """Whether one element of a parser's ``y`` is a ``(heads, deprels)`` pair.
+
+    Heads alone are a 1-D sequence of integers; a pair is a tuple (or list)
+    of two sequences, so the two cannot be confused.
+    """
+    return (isinstance(target, (tuple, list)) and len(target) == 2
+            and not isinstance(target[0], (str, bytes)) and np.ndim(target[0]) == 1
+            and not isinstance(target[1], (str, bytes)) and np.ndim(target[1]) == 1)
+
+
+def split_dependency_targets(y, *, name="y"):
+    """Split a parser's ``y`` into heads and relation labels.
+
+    Returns ``(heads, deprels)``: ``heads`` the list of the head sequences as
+    given, ``deprels`` a list of lists of str when every element of ``y`` is a
+    ``(heads, deprels)`` pair, None when ``y`` holds heads only. Raises
+    ``ValueError`` naming ``y[i]`` for a mix of the two kinds, a pair whose two
+    sequences differ in length, or a label that is not a non-empty str.
+    """
+    y = list(y)
+    labelled = [is_labelled_target(t) for t in y]
+    if not any(labelled):
+        return y, None
+    first = labelled.index(True)
+    heads, deprels = [], []
+    for i, (target, is_pair) in enumerate(zip(y, labelled)):
+        if not is_pair:
+            raise ValueError(
+                f"{name}[{i}] holds heads only but {name}[{first}] is a (heads, deprels) "
+                "pair; give every sentence the same kind of target"
+            )
+        h, labels = target
+        labels = as_label_sequence(labels, f"{name}[{i}] labels")
+        if len(labels) != np.size(h):
+            raise ValueError(
+                f"{name}[{i}] has {np.size(h)} heads but {len(labels)} labels; a "
+                "(heads, deprels) pair needs one label per head"
+            )
+        for j, label in enumerate(labels):
+            if not isinstance(label, str) or not label:
+                raise ValueError(
+                    f"{name}[{i}]: label {j} is {label!r}; relation labels are non-empty str"
+                )
+        heads.append(h)
+        deprels.append(labels)
+    return heads, deprels
+
+
+def check_labelled_dependency_data(X, y, *, single_root=True):
+    """:func:`check_dependency_data` for ``y`` of heads or of ``(heads, deprels)`` pairs.
+
+    Returns ``(sentences, heads, deprels)``, ``deprels`` None for heads-only ``y``.
+    """
+    heads, deprels = split_dependency_targets(y)
+    sentences, heads = check_dependency_data(X, heads, single_root=single_root)
+    return sentences, heads, deprels
+
+
 def check_dependency_data(X, y=None, *, single_root=True):
     """Validate sentences and (optionally) their gold heads.
 

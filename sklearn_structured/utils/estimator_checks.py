@@ -37,8 +37,14 @@ DATA_FREE_CHECKS = (
 
 
 def assert_same_predictions(a, b):
-    """Predictions are lists of arrays or sequences; compare them element by element."""
+    """Predictions are lists of arrays or sequences (or of (heads, labels) pairs of them);
+    compare them element by element."""
     assert len(a) == len(b)
+    if len(a) and isinstance(a[0], tuple):
+        assert all(isinstance(v, tuple) and len(v) == len(u) for u, v in zip(a, b))
+        for part in range(len(a[0])):
+            assert_same_predictions([u[part] for u in a], [v[part] for v in b])
+        return
     for i, (u, v) in enumerate(zip(a, b)):
         u, v = np.asarray(u), np.asarray(v)
         assert u.shape == v.shape, f"prediction {i} differs in shape"

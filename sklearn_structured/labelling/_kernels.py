@@ -1,0 +1,373 @@
+"""Numba kernels of the arc labeller: hashed arc features, label scores, perceptron epochs.
+
+The labeller gives each arc ``h -> m`` of a finished tree one relation label.
+An arc's features are a template number and a few integers (vocabulary ids
+of the head and the modifier, direction, binned distance, the tags around
+them and of their relatives in the tree), hashed once by
+:func:`~sklearn_structured.kernels.hashing.feature_hash` into a 63-bit key.
+A feature conjoined with a label ``l`` owns the weight at
+
+    ``(key + l * LABEL_STRIDE) & mask``
+
+of one table of ``mask + 1`` weights, so the table's size does not grow with
+the number of labels; the score of label ``l`` is the sum of the weights its
+features own. Training is a multiclass averaged perceptron over the arcs of
+gold trees (the same averaging formula as every perceptron of the library:
+the running sums get ``c * delta`` for an update made after ``c`` arcs).
+
+Words attached to the root are not scored: they get the model's root label.
+Every other word gets its best label among ``allowed`` (the labels not kept
+for root words), which is how the root constraint holds.
+
+Two templates read labels: that of the head's own arc, and that of the
+nearest sibling between the head and the word. Words are therefore labelled
+top-down (by depth in the tree) and, among the children of one head, from the
+head outwards, so that both are known when a word is labelled: the labels
+predicted so far at prediction, the gold ones in training.
+
+Tokens are given without a root slot; ``heads`` holds the tree, 1-based within
+each sentence with 0 for the root.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..kernels.hashing import feature_hash
+
+# Values of features that have no token to read.
+OUTSIDE = -2  # a neighbour before the first or after the last word
+NO_WORD = -3  # no such relative in the tree (child, sibling)
+ROOT_VALUE = -4  # the head (or grandparent) is the artificial root
+
+# An odd 64-bit constant: label l moves a feature's key by l times it.
+LABEL_STRIDE = 0x5851F42D4C957F2D
+
+# Distance bins of |h - m|: 1, 2, 3, 4, 5-6, 7-10, 11+; arcs from the root get their own.
+_DISTANCE_EDGES = np.array([1, 2, 3, 4, 5, 7, 11], dtype=np.int64)
+ROOT_DISTANCE = len(_DISTANCE_EDGES)
+
+# Templates. Each is one feature_hash call in arc_keys, in this order.
+(T_BIAS, T_MW, T_MU, T_MX, T_HW, T_HU, T_HX, T_MW_MX, T_HU_MU, T_HX_MX, T_HW_MW, T_HW_MU,
+ T_HU_MW, T_DIST, T_DIST_HU_MU, T_DIR_MU, T_DIR_HX_MX, T_DIR_MW, T_DIR_HW_MU,
+ T_MU_CONTEXT, T_HU_MU_ML, T_HU_MU_MR, T_HU_HL_MU, T_HU_HR_MU, T_GU_HU_MU,
+ T_MU_LCW, T_MU_LCU, T_MU_RCU, T_HU_MU_LCW, T_HU_MU_SIB, T_HU_MU_RANK, T_DIR_HW_MX,
+ T_MU_CHILDREN, T_HEAD_LABEL, T_HEAD_LABEL_HU, T_SIB_LABEL, T_BEFORE_SPAN, T_AFTER_SPAN,
+ T_SPAN_EDGES, T_LEFT_TAGS, T_RIGHT_TAGS) = range(1, 42)
+N_TEMPLATES = 41
+_CHILD_TAG = 99  # hashes a child's UPOS into the order-free signature of a tag set
+
+# Columns of the per-word relatives that tree_relatives fills in.
+LEFT_CHILD, RIGHT_CHILD, SPAN_START, SPAN_END, LEFT_TAGS, RIGHT_TAGS = range(6)
+N_RELATIVES = 6
+
+
+class LabelSentences(NamedTuple):
+    """Encoded sentences and a tree over each, laid end to end (no root slot)."""
+
+    offsets: np.ndarray
+    """Sentence s is ``offsets[s]:offsets[s + 1]``."""
+    lower: np.ndarray
+    """Lower-cased form id of every word."""
+    upos: np.ndarray
+    xpos: np.ndarray
+    heads: np.ndarray
+    """Head of every word, 1-based within its sentence, 0 for the root."""
+
+
+class LabelModel(NamedTuple):
+    """The weights, and in training their averaging state (updated in place)."""
+
+    weights: np.ndarray
+    """Hashed feature-label weights, a power-of-two length."""
+    sums: np.ndarray
+    """Running sums for the average; read in training only."""
+    seen: np.ndarray
+    """Length-1 float array: arcs trained on so far, the averaging counter."""
+    allowed: np.ndarray
+    """Bool per label: whether a word not attached to the root may get it."""
+    root_label: int
+    """The label of every word attached to the root."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def label_cell(key, label, mask):
+    """Index of the weight of feature ``key`` conjoined with ``label``."""
+    return (key + label * LABEL_STRIDE) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _distance_bin(h, m):
+    """Bin of the arc from 1-based head ``h`` to 0-based word ``m`` (h = 0: the root)."""
+    if h == 0:
+        return ROOT_DISTANCE
+    d = abs(h - 1 - m)
+    b = 0
+    while b + 1 < len(_DISTANCE_EDGES) and d >= _DISTANCE_EDGES[b + 1]:
+        b += 1
+    return b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _at(field, lo, n, i):
+    """Field of word i (0-based) of the sentence at ``lo``, OUTSIDE beyond its ends."""
+    if i < 0 or i >= n:
+        return OUTSIDE
+    return field[lo + i]
+
+
+@njit(cache=True, nogil=True)
+def tree_relatives(heads, upos, lo, n, out):
+    """Fill ``out[:n]`` with what the features read of each word's subtree.
+
+    Per word (0-based positions, -1 for none): its outermost left child and
+    outermost right child, the first and last word of its subtree, and an
+    order-free signature (a sum of hashes) of the UPOS of its left children
+    and of its right children (0 for none).
+    """
+    for m in range(n):
+        out[m, LEFT_CHILD] = -1
+        out[m, RIGHT_CHILD] = -1
+        out[m, SPAN_START] = m
+        out[m, SPAN_END] = m
+        out[m, LEFT_TAGS] = 0
+        out[m, RIGHT_TAGS] = 0
+    for m in range(n):
+        h = heads[lo + m] - 1
+        if h < 0:
+            continue
+        tag = feature_hash(_CHILD_TAG, upos[lo + m], 0, 0, 0, 0)
+        if m < h:
+            out[h, LEFT_TAGS] += tag
+            if out[h, LEFT_CHILD] < 0 or m < out[h, LEFT_CHILD]:
+                out[h, LEFT_CHILD] = m
+        else:
+            out[h, RIGHT_TAGS] += tag
+            if m > out[h, RIGHT_CHILD]:
+                out[h, RIGHT_CHILD] = m
+        # m lies in the subtree of every ancestor
+        k, steps = h, 0
+        while k >= 0 and steps < n:
+            out[k, SPAN_START] = min(out[k, SPAN_START], m)
+            out[k, SPAN_END] = max(out[k, SPAN_END], m)
+            k = heads[lo + k] - 1
+            steps += 1
+
+
+@njit(cache=True, nogil=True)
+def labelling_order(heads, lo, n, order):
+    """Fill ``order[:n]`` with the words of a sentence top-down: by depth in the tree,
+    then by distance to their head (a word's head and inner siblings come first)."""
+    rank = np.empty(n, np.int64)
+    for m in range(n):
+        depth = 0
+        k = m
+        while heads[lo + k] != 0 and depth <= n:
+            k = heads[lo + k] - 1
+            depth += 1
+        h = heads[lo + m]
+        rank[m] = depth * (n + 1) + (0 if h == 0 else abs(h - 1 - m))
+    order[:n] = np.argsort(rank, kind="mergesort")
+
+
+@njit(cache=True, nogil=True)
+def arc_keys(sentences, lo, n, m, relatives, labels, keys):
+    """Fill ``keys[:N_TEMPLATES]`` with the feature keys of word m's arc in its tree.
+
+    ``labels`` holds the label ids of the sentence's words (read for m's head
+    and nearest inner sibling, which :func:`labelling_order` puts first).
+    """
+    lower, upos, xpos, heads = sentences.lower, sentences.upos, sentences.xpos, sentences.heads
+    h = heads[lo + m]  # 1-based, 0 = root
+    mw, mu, mx = lower[lo + m], upos[lo + m], xpos[lo + m]
+    ml, mr = _at(upos, lo, n, m - 1), _at(upos, lo, n, m + 1)
+    if h == 0:
+        hw = hu = hx = hl = hr = gu = head_label = ROOT_VALUE
+        direction = 2
+    else:
+        hi = h - 1
+        hw, hu, hx = lower[lo + hi], upos[lo + hi], xpos[lo + hi]
+        hl, hr = _at(upos, lo, n, hi - 1), _at(upos, lo, n, hi + 1)
+        g = heads[lo + hi]
+        gu = ROOT_VALUE if g == 0 else upos[lo + g - 1]
+        head_label = labels[lo + hi]
+        direction = 1 if hi < m else 0
+    dist = _distance_bin(h, m)
+    lc, rc = relatives[m, LEFT_CHILD], relatives[m, RIGHT_CHILD]
+    start, end = relatives[m, SPAN_START], relatives[m, SPAN_END]
+    before_w, after_w = _at(lower, lo, n, start - 1), _at(lower, lo, n, end + 1)
+    before_u, after_u = _at(upos, lo, n, start - 1), _at(upos, lo, n, end + 1)
+    lcw = NO_WORD if lc < 0 else lower[lo + lc]
+    lcu = NO_WORD if lc < 0 else upos[lo + lc]
+    rcu = NO_WORD if rc < 0 else upos[lo + rc]
+    # the sibling next to m on the head's side, and how many siblings lie between
+    sib_u = sib_label = NO_WORD
+    rank = 0
+    if h > 0:
+        step = -1 if h - 1 < m else 1
+        k = m + step
+        while k != h - 1:
+            if heads[lo + k] == h:
+                if sib_u == NO_WORD:
+                    sib_u = upos[lo + k]
+                    sib_label = labels[lo + k]
+                rank += 1
+            k += step
+        rank = min(rank, 3)
+    keys[0] = feature_hash(T_BIAS, 0, 0, 0, 0, 0)
+    keys[1] = feature_hash(T_MW, mw, 0, 0, 0, 0)
+    keys[2] = feature_hash(T_MU, mu, 0, 0, 0, 0)
+    keys[3] = feature_hash(T_MX, mx, 0, 0, 0, 0)
+    keys[4] = feature_hash(T_HW, hw, 0, 0, 0, 0)
+    keys[5] = feature_hash(T_HU, hu, 0, 0, 0, 0)
+    keys[6] = feature_hash(T_HX, hx, 0, 0, 0, 0)
+    keys[7] = feature_hash(T_MW_MX, mw, mx, 0, 0, 0)
+    keys[8] = feature_hash(T_HU_MU, hu, mu, 0, 0, 0)
+    keys[9] = feature_hash(T_HX_MX, hx, mx, 0, 0, 0)
+    keys[10] = feature_hash(T_HW_MW, hw, mw, 0, 0, 0)
+    keys[11] = feature_hash(T_HW_MU, hw, mu, 0, 0, 0)
+    keys[12] = feature_hash(T_HU_MW, hu, mw, 0, 0, 0)
+    keys[13] = feature_hash(T_DIST, direction, dist, 0, 0, 0)
+    keys[14] = feature_hash(T_DIST_HU_MU, direction, dist, hu, mu, 0)
+    keys[15] = feature_hash(T_DIR_MU, direction, mu, 0, 0, 0)
+    keys[16] = feature_hash(T_DIR_HX_MX, direction, hx, mx, 0, 0)
+    keys[17] = feature_hash(T_DIR_MW, direction, mw, 0, 0, 0)
+    keys[18] = feature_hash(T_DIR_HW_MU, direction, hw, mu, 0, 0)
+    keys[19] = feature_hash(T_MU_CONTEXT, ml, mu, mr, 0, 0)
+    keys[20] = feature_hash(T_HU_MU_ML, hu, mu, ml, direction, 0)
+    keys[21] = feature_hash(T_HU_MU_MR, hu, mu, mr, direction, 0)
+    keys[22] = feature_hash(T_HU_HL_MU, hu, hl, mu, direction, 0)
+    keys[23] = feature_hash(T_HU_HR_MU, hu, hr, mu, direction, 0)
+    keys[24] = feature_hash(T_GU_HU_MU, gu, hu, mu, direction, 0)
+    keys[25] = feature_hash(T_MU_LCW, mu, lcw, 0, 0, 0)
+    keys[26] = feature_hash(T_MU_LCU, mu, lcu, 0, 0, 0)
+    keys[27] = feature_hash(T_MU_RCU, mu, rcu, 0, 0, 0)
+    keys[28] = feature_hash(T_HU_MU_LCW, hu, mu, lcw, direction, 0)
+    keys[29] = feature_hash(T_HU_MU_SIB, hu, mu, sib_u, direction, 0)
+    keys[30] = feature_hash(T_HU_MU_RANK, hu, mu, rank, direction, 0)
+    keys[31] = feature_hash(T_DIR_HW_MX, direction, hw, mx, 0, 0)
+    keys[32] = feature_hash(T_MU_CHILDREN, mu, 1 if lc >= 0 else 0, 1 if rc >= 0 else 0, 0, 0)
+    keys[33] = feature_hash(T_HEAD_LABEL, head_label, mu, direction, 0, 0)
+    keys[34] = feature_hash(T_HEAD_LABEL_HU, head_label, hu, mu, 0, 0)
+    keys[35] = feature_hash(T_SIB_LABEL, sib_label, hu, mu, direction, 0)
+    keys[36] = feature_hash(T_BEFORE_SPAN, mu, before_w, direction, 0, 0)
+    keys[37] = feature_hash(T_AFTER_SPAN, mu, after_w, direction, 0, 0)
+    keys[38] = feature_hash(T_SPAN_EDGES, hu, mu, before_u, after_u, direction)
+    keys[39] = feature_hash(T_LEFT_TAGS, mu, relatives[m, LEFT_TAGS], 0, 0, 0)
+    keys[40] = feature_hash(T_RIGHT_TAGS, mu, relatives[m, RIGHT_TAGS], 0, 0, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scores(keys, weights, n_labels, mask, out):
+    for label in range(n_labels):
+        total = 0.0
+        for t in range(N_TEMPLATES):
+            total += weights[label_cell(keys[t], label, mask)]
+        out[label] = total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _best_allowed(scores, allowed):
+    best = -1
+    for label in range(len(scores)):
+        if allowed[label] and (best < 0 or scores[label] > scores[best]):
+            best = label
+    return best
+
+
+@njit(cache=True, nogil=True)
+def label_scores(sentences, labels, weights, n_labels):
+    """Score of every label for every word's arc: shape (n_words, n_labels).
+
+    ``labels`` gives the labels of the words that the label templates read.
+    Root-attached words are scored too, though prediction ignores their scores.
+    """
+    offsets = sentences.offsets
+    mask = len(weights) - 1
+    out = np.zeros((offsets[-1], n_labels))
+    keys = np.empty(N_TEMPLATES, np.int64)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
+    for s in range(len(offsets) - 1):
+        lo, n = offsets[s], offsets[s + 1] - offsets[s]
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
+        for m in range(n):
+            arc_keys(sentences, lo, n, m, relatives, labels, keys)
+            _scores(keys, weights, n_labels, mask, out[lo + m])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def predict_labels(sentences, model):
+    """The label id of every word's arc: the root label on root-attached words, else the
+    best allowed label."""
+    offsets = sentences.offsets
+    weights, allowed = model.weights, model.allowed
+    n_labels = len(allowed)
+    mask = len(weights) - 1
+    labels = np.empty(offsets[-1], np.int64)
+    keys = np.empty(N_TEMPLATES, np.int64)
+    scores = np.empty(n_labels)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
+    order = np.empty(0, np.int64)
+    for s in range(len(offsets) - 1):
+        lo, n = offsets[s], offsets[s + 1] - offsets[s]
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
+            order = np.empty(n, np.int64)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
+        labelling_order(sentences.heads, lo, n, order)
+        for i in range(n):
+            m = order[i]
+            if sentences.heads[lo + m] == 0:
+                labels[lo + m] = model.root_label
+                continue
+            arc_keys(sentences, lo, n, m, relatives, labels, keys)
+            _scores(keys, weights, n_labels, mask, scores)
+            labels[lo + m] = _best_allowed(scores, allowed)
+    return labels
+
+
+@njit(cache=True, nogil=True)
+def train_epoch(sentences, gold, order, model):
+    """One perceptron pass over the arcs of the gold trees, sentences taken in ``order``.
+
+    ``gold`` is the label id of every word (-1: not trained on). Words attached
+    to the root and words whose gold label is not allowed are skipped; every
+    other arc counts one step of the average. Returns the number of arcs
+    whose best allowed label was wrong (and so updated the weights).
+    """
+    offsets = sentences.offsets
+    weights, sums, allowed = model.weights, model.sums, model.allowed
+    n_labels = len(allowed)
+    mask = len(weights) - 1
+    keys = np.empty(N_TEMPLATES, np.int64)
+    scores = np.empty(n_labels)
+    relatives = np.empty((0, N_RELATIVES), np.int64)
+    errors = 0
+    for s in order:
+        lo, n = offsets[s], offsets[s + 1] - offsets[s]
+        if len(relatives) < n:
+            relatives = np.empty((n, N_RELATIVES), np.int64)
+        tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
+        for m in range(n):
+            target = gold[lo + m]
+            if sentences.heads[lo + m] == 0 or target < 0 or not allowed[target]:
+                continue
+            arc_keys(sentences, lo, n, m, relatives, gold, keys)
+            _scores(keys, weights, n_labels, mask, scores)
+            guess = _best_allowed(scores, allowed)
+            count = model.seen[0]
+            if guess != target:
+                errors += 1
+                for t in range(N_TEMPLATES):
+                    up = label_cell(keys[t], target, mask)
+                    down = label_cell(keys[t], guess, mask)
+                    weights[up] += 1.0
+                    sums[up] += count
+                    weights[down] -= 1.0
+                    sums[down] -= count
+            model.seen[0] = count + 1.0
+    return errors

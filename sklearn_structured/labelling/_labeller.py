@@ -1,0 +1,159 @@
+"""The arc labeller shared by the dependency parsers: relation labels for a finished tree.
+
+A parser fitted on ``(heads, deprels)`` pairs trains this labeller on the
+gold trees, next to its own training, and labels the trees it predicts. The
+labeller is a multiclass averaged perceptron over hashed arc features (see
+:mod:`._kernels`); its fitted state is one dict of plain values that the
+parser keeps as ``labeller_``, so that it pickles and saves in the safe model
+format:
+
+``labels``        list of str, the relation labels (an id is a position)
+``allowed``       bool array, the labels a word not attached to the root may get
+``root_label``    int, the label of every word attached to the root
+``vocabularies``  dict of :class:`~sklearn_structured.utils.Vocabulary`
+``weights``       float array, the current perceptron weights
+``sums``          float array, their running sums (the average is computed from them)
+``n_seen``        float, arcs trained on so far (the averaging counter)
+``n_iter``        int, passes made so far
+
+The root constraint: a label is a root label when most of its training
+occurrences attach to the root (in UD, ``root``, and only it). Words attached
+to the root get the most frequent root label; no other word gets a root label.
+"""
+
+import numpy as np
+
+from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
+from ..utils._training import averaged_weights
+from ._kernels import LabelModel, LabelSentences, predict_labels, train_epoch
+
+FIELDS = ("lower", "upos", "xpos")
+# 2**20 weights shared by all feature-label pairs (8 MB, and as much for the sums)
+HASH_BITS = 20
+# seeds the order of the training sentences in every pass; a fixed schedule
+_ORDER_SEED = 12011
+
+
+def _sentences(state, sentences, heads):
+    corpus = encode_corpus(sentences, state["vocabularies"])
+    flat = np.concatenate(heads).astype(np.int64) if heads else np.zeros(0, np.int64)
+    return LabelSentences(corpus.offsets, corpus["lower"], corpus["upos"], corpus["xpos"], flat)
+
+
+def _model(state, weights, sums=None, seen=None):
+    return LabelModel(weights, weights if sums is None else sums,
+                      np.zeros(1) if seen is None else seen, state["allowed"],
+                      int(state["root_label"]))
+
+
+def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
+    """An untrained labeller state whose labels, root labels and vocabularies come from
+    the training data."""
+    counts, at_root = {}, {}
+    for h, labels in zip(heads, deprels):
+        for head, label in zip(h.tolist(), labels):
+            counts[label] = counts.get(label, 0) + 1
+            at_root[label] = at_root.get(label, 0) + (head == 0)
+    labels = sorted(counts)
+    root_count = np.array([at_root[label] for label in labels])
+    is_root = 2 * root_count > np.array([counts[label] for label in labels])
+    # the most frequent root label (or, if no label is one, the most frequent at the root)
+    candidates = is_root if is_root.any() else root_count > 0
+    root_label = int(np.argmax(np.where(candidates, root_count, -1)))
+    allowed = ~is_root
+    if not allowed.any():  # every label is a root label: nothing to keep apart
+        allowed[:] = True
+    return {
+        "labels": labels,
+        "allowed": allowed,
+        "root_label": root_label,
+        "vocabularies": fit_vocabularies(sentences, FIELDS),
+        "weights": np.zeros(1 << hash_bits),
+        "sums": np.zeros(1 << hash_bits),
+        "n_seen": 0.0,
+        "n_iter": 0,
+    }
+
+
+class _LabellerEpochs(EpochTrainer):
+    """Perceptron passes of the labeller over encoded gold trees."""
+
+    def __init__(self, state, data, gold):
+        self.state, self.data, self.gold = state, data, gold
+
+    def train_epoch(self):
+        state = self.state
+        order = np.random.default_rng([_ORDER_SEED, state["n_iter"]]).permutation(
+            len(self.data.offsets) - 1)
+        seen = np.array([state["n_seen"]])
+        before = seen[0]
+        errors = train_epoch(self.data, self.gold, order,
+                             _model(state, state["weights"], state["sums"], seen))
+        state["n_seen"] = float(seen[0])
+        state["n_iter"] += 1
+        n_arcs = seen[0] - before
+        return EpochResult(f"labels, epoch {state['n_iter']}", errors / max(n_arcs, 1),
+                           (("label errors", int(errors)),))
+
+    def validation_score(self, validation):  # pragma: no cover - never given validation data
+        raise NotImplementedError
+
+
+def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller", verbose=0):
+    """``n_epochs`` passes over the gold trees, updating ``state`` in place.
+
+    Labels unseen when the state was made are not trained on. The progress
+    line's loss is the fraction of the pass's arcs whose label was wrong.
+    """
+    data = _sentences(state, sentences, heads)
+    ids = {label: i for i, label in enumerate(state["labels"])}
+    gold = np.fromiter((ids.get(label, -1) for labels in deprels for label in labels),
+                       np.int64, len(data.heads))
+    _LabellerEpochs(state, data, gold).run(n_epochs, name=name, verbose=verbose)
+    return state
+
+
+def averaged_labeller_weights(state):
+    """The averaged perceptron weights that prediction uses."""
+    return averaged_weights(state["weights"], state["sums"], state["n_seen"])
+
+
+def label_trees(state, sentences, heads, n_jobs=None):
+    """Relation labels (lists of str) for the trees ``heads`` over ``sentences``."""
+    weights = averaged_labeller_weights(state)
+    names = state["labels"]
+
+    def chunk(lo, hi):
+        data = _sentences(state, sentences[lo:hi], heads[lo:hi])
+        ids = predict_labels(data, _model(state, weights))
+        return [[names[i] for i in ids[data.offsets[s]:data.offsets[s + 1]]]
+                for s in range(hi - lo)]
+
+    return [labels for part in map_ranges(chunk, len(sentences), n_jobs) for labels in part]
+
+
+class LabellingParserMixin:
+    """What both parsers do with labelled ``y``: fit the labeller, return and score pairs.
+
+    The parser calls :meth:`_fit_labels` from ``fit`` (``reset=True``) and
+    ``partial_fit`` (one pass, continuing), and :meth:`_with_labels` at the
+    end of ``predict``. A parser fitted on heads alone has ``labeller_ = None``
+    and predicts heads, exactly as without the labeller.
+    """
+
+    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset):
+        if reset:
+            self.labeller_ = None
+        if deprels is None:
+            return
+        if getattr(self, "labeller_", None) is None:
+            self.labeller_ = new_labeller(sentences, heads, deprels)
+        train_labeller(self.labeller_, sentences, heads, deprels, n_epochs,
+                       name=type(self).__name__, verbose=self.verbose)
+
+    def _with_labels(self, sentences, heads):
+        """``heads`` as they are, or paired with their labels when the parser has a labeller."""
+        state = getattr(self, "labeller_", None)
+        if state is None:
+            return heads
+        return list(zip(heads, label_trees(state, sentences, heads, self.n_jobs)))
