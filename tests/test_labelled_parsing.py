@@ -130,3 +130,18 @@ def test_malformed_labelled_y_is_refused(sample, y_bad, message):
     for parser, _ in PARSERS.values():
         with pytest.raises(ValueError, match=message):
             clone(parser).fit(X[:5], y_bad(list(y[:5])))
+
+
+def test_tagger_then_labelled_parser_from_forms(sample):
+    """In a pipeline the tagger ignores the parser's (heads, deprels) target."""
+    from sklearn_structured import EasyFirstBeamTagger
+
+    X, y, X_test, _ = sample
+    pipe = make_pipeline(
+        EasyFirstBeamTagger(beam_size=1, n_epochs=2, n_folds=2, random_state=0),
+        clone(PARSERS["easyfirst"][0]).set_params(pos="upos"),
+    ).fit(X[:60], y[:60])
+    forms = [[{"form": t["form"]} for t in s] for s in X_test[:10]]
+    for sentence, (heads, deprels) in zip(forms, pipe.predict(forms)):
+        assert len(heads) == len(deprels) == len(sentence)
+        assert [h == 0 for h in heads] == [d == "root" for d in deprels]

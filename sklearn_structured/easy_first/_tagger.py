@@ -14,6 +14,7 @@ from ..utils import (
     check_tagging_data,
     encode_corpus,
     fit_vocabularies,
+    is_labelled_target,
     run_in_threads,
     thread_count,
     token_field,
@@ -145,10 +146,11 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     Notes
     -----
-    ``y`` holds the tag sequences. When ``y`` holds integer arrays instead
-    (a parser's heads, as a :class:`~sklearn.pipeline.Pipeline` passes the
-    final step's target to every step), it is ignored and the tags are read
-    from the ``target`` field.
+    ``y`` holds the tag sequences. When ``y`` holds a parser's targets
+    instead (heads, or ``(heads, deprels)`` pairs, as a
+    :class:`~sklearn.pipeline.Pipeline` passes the final step's target to
+    every step), it is ignored and the tags are read from the ``target``
+    field.
     """
 
     _parameter_constraints = {
@@ -177,7 +179,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         """Validated sentences and tag sequences, from ``y`` or the ``target`` field."""
         if y is not None:
             y = list(y)
-            if not any(_is_integer_sequence(tags) for tags in y):
+            if not any(_is_parser_target(tags) for tags in y):
                 return check_tagging_data(X, y)
         sentences = check_sentences(X, require_any=True)
         tags = []
@@ -312,6 +314,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return token_accuracy(tags, self.predict(sentences))
 
 
-def _is_integer_sequence(values):
+def _is_parser_target(values):
+    """Whether ``values`` is a parser's target: heads, or (heads, deprels)."""
+    if is_labelled_target(values):
+        return True
     array = np.asarray(values)
     return array.ndim == 1 and array.size > 0 and np.issubdtype(array.dtype, np.number)
