@@ -175,3 +175,10 @@ def test_pipelines_of_other_steps_are_not_saved(tmp_path):
     with pytest.raises(TypeError, match="step 'f' is a FunctionTransformer"):
         save_model(foreign, tmp_path / "x.model")
     assert not (tmp_path / "x.model").exists()
+
+
+def test_selector_passes_the_data_free_checks():
+    from sklearn_structured.utils.estimator_checks import DATA_FREE_CHECKS
+
+    for check in DATA_FREE_CHECKS:
+        check("TokenFieldSelector", TokenFieldSelector(fields=("form", "upos")))
