@@ -17,19 +17,25 @@ _LAZY = {
     "DistroSequenceSVM": "distro",
     "RankSpacePCFG": "rank_space",
     "RankSpaceHMM": "rank_space",
+    "TokenFieldSelector": "pipeline",
+}
+# public functions, imported lazily too (not estimator classes: the safe model
+# format accepts only the names of _LAZY)
+_LAZY_FUNCTIONS = {
+    "make_parsing_pipeline": "pipeline",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted([*_LAZY, *_LAZY_FUNCTIONS])
 
 
 def __getattr__(name):
-    if name in _LAZY:
+    if name in _LAZY or name in _LAZY_FUNCTIONS:
         import importlib
 
-        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        module = importlib.import_module(f"{__name__}.{_LAZY.get(name) or _LAZY_FUNCTIONS[name]}")
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+    return sorted(list(globals()) + list(_LAZY) + list(_LAZY_FUNCTIONS))

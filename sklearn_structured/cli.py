@@ -149,26 +149,57 @@ def cmd_evaluate(args):
                   if not any(label != "_" for labels_ in doc.deprels() for label in labels_)]
     if unlabelled:
         labels = labels_pred = None
-    scores = attachment_score(
-        y, y_pred, X, punct=args.punct, labels_true=labels, labels_pred=labels_pred, return_all=True
-    )
-    print(f"UAS {100 * scores.uas:.2f}")
-    if scores.las is None:
-        print(f"LAS n/a ({' and '.join(unlabelled)}: no DEPREL)")
-    else:
-        print(f"LAS {100 * scores.las:.2f}")
-    print(f"complete match {100 * scores.complete_match:.2f}")
+    # tag columns the prediction fills (all '_' means it does not predict them)
+    for name, column in (("UPOS", 3), ("XPOS", 4), ("UFeats", 5), ("Lemma", 2)):
+        pairs = [(g[column], p[column]) for gs, ps in zip(gold, pred)
+                 for g, p in zip(gs.words, ps.words)]
+        if any(p != "_" for _, p in pairs):
+            accuracy = sum(g == p for g, p in pairs) / len(pairs)
+            print(f"{name} {100 * accuracy:.2f}")
+    all_scores = {}
+    for punct in ("exclude", "include"):
+        all_scores[punct] = scores = attachment_score(
+            y, y_pred, X, punct=punct, labels_true=labels, labels_pred=labels_pred,
+            return_all=True)
+        las = ("n/a" if scores.las is None else f"{100 * scores.las:.2f}")
+        print(f"UAS {100 * scores.uas:.2f}  LAS {las}  (punctuation {punct}d)")
+    if labels is None:
+        print(f"LAS n/a: {' and '.join(unlabelled)} without DEPREL")
+    scores = all_scores[args.punct]
+    print(f"complete match {100 * scores.complete_match:.2f} (punctuation {args.punct}d)")
     print(f"words scored {scores.n_words} (punctuation {args.punct}d)")
     return 0
+
+
+def _make_pipeline(args):
+    from .pipeline import make_parsing_pipeline
+
+    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    parser_params = _parse_params(args.param, args.parser)
+    tagger_params = _parse_params(args.tagger_param, "easyfirst-tagger")
+    for params in (parser_params, tagger_params):
+        params.setdefault("verbose", 1)
+    if "target" in tagger_params:
+        raise CommandError("--tagger-param target=... is not allowed; use --targets")
+    try:
+        return make_parsing_pipeline(args.parser, targets, tagger_params=tagger_params,
+                                     parser_params=parser_params, n_folds=args.n_folds)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
 
 
 def cmd_train(args):
     from .utils import atomic_path, save_model
 
     _check_output_path(args.out)
-    params = _parse_params(args.param, args.estimator)
-    params.setdefault("verbose", 1)
-    estimator = _estimator_class(args.estimator)(**params)
+    if args.estimator == "pipeline":
+        estimator = _make_pipeline(args)
+    else:
+        if args.tagger_param:
+            raise CommandError("--tagger-param applies only to --estimator pipeline")
+        params = _parse_params(args.param, args.estimator)
+        params.setdefault("verbose", 1)
+        estimator = _estimator_class(args.estimator)(**params)
     X, y = _load_treebank(args.train)
     X_val = y_val = None
     if args.dev:
@@ -177,7 +208,12 @@ def cmd_train(args):
         y = _gold_tags(X, estimator.target)
         y_val = None if X_val is None else _gold_tags(X_val, estimator.target)
     start = time.perf_counter()
-    estimator.fit(X, y, X_val=X_val, y_val=y_val)
+    if args.estimator == "pipeline":
+        from .pipeline import fit_parsing_pipeline
+
+        fit_parsing_pipeline(estimator, X, y, X_val=X_val, y_val=y_val)
+    else:
+        estimator.fit(X, y, X_val=X_val, y_val=y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     if args.format == "joblib":
         import joblib
@@ -190,6 +226,35 @@ def cmd_train(args):
     return 0
 
 
+def _fields_read(parser):
+    """The tag fields a parser reads, in the order it prefers them (empty if none)."""
+    name = type(parser).__name__
+    if name not in ("LowRankTensorParser", "EasyFirstBeamParser") or not getattr(
+            parser, "use_pos", True):
+        return ()
+    pos = getattr(parser, "pos", None)
+    if pos is not None:  # the easy-first parser: its ``pos`` field, else the other one
+        return (pos, "xpos" if pos == "upos" else "upos")
+    return ("xpos", "upos")  # the low-rank parser: XPOS, else UPOS
+
+
+def _check_parser_input(parser, document, path):
+    """Refuse input that lacks every tag field the parser reads (it would parse at chance)."""
+    fields = _fields_read(parser)
+    if not fields:
+        return
+    columns = {"upos": 3, "xpos": 4}
+    for field in fields:
+        if any(row[columns[field]] != "_" for sentence in document for row in sentence.words):
+            return
+    raise CommandError(
+        f"the input has no {' and no '.join(f.upper() for f in fields)} (every word has '_'), "
+        f"which the {type(parser).__name__} in {path} reads ({fields[0].upper()} first): tag "
+        "the input first, or train a parsing pipeline (train --estimator pipeline) that tags "
+        "word forms itself"
+    )
+
+
 def cmd_parse(args):
     from .datasets import write_conllu
     from .utils import atomic_path
@@ -200,7 +265,18 @@ def cmd_parse(args):
     if not hasattr(model, "predict"):
         raise CommandError(f"{args.model} holds a {type(model).__name__}, which cannot predict")
     document = _read_document(args.input)
-    predicted = model.predict(document.to_sentences())
+    from .pipeline import annotate, pipeline_targets
+
+    targets = pipeline_targets(model)
+    if targets:
+        tagged, predicted = annotate(model, document.to_sentences())
+        for field in targets:
+            document = document.with_tags(
+                [[token.get(field) for token in sentence] for sentence in tagged], field)
+    else:
+        if not _is_tagger(model):
+            _check_parser_input(model, document, args.model)
+        predicted = model.predict(document.to_sentences())
     if _is_tagger(model):
         document = document.with_tags(predicted, model.target)
     else:
@@ -235,7 +311,22 @@ def cmd_demo(args):
     parser.fit(X_train, y_train, X_val=X_test, y_val=y_test)
     from .metrics import attachment_score
 
-    scores = attachment_score(y_test, parser.predict(X_test), X_test, return_all=True)
+    predicted = parser.predict(X_test)
+    scores = attachment_score(y_test, predicted, X_test, return_all=True)
+    # one short held-out sentence, as CoNLL-U with the predicted HEAD and DEPREL
+    import io
+
+    from .datasets import write_conllu
+
+    document = load_sample_treebank("test", as_document=True)
+    index = next((i for i, (heads, _) in enumerate(y_test) if 6 <= len(heads) <= 10), 0)
+    heads, deprels = predicted[index]
+    one = document[index:index + 1].with_heads([heads], [list(deprels)], clear_deps=True)
+    text = io.StringIO()
+    write_conllu(one, text)
+    right = sum(int(h == g) for h, g in zip(heads, y_test[index][0]))
+    print(f"held-out sentence {index + 1}, as parsed ({right} of {len(heads)} heads right):")
+    print(text.getvalue().rstrip("\n"))
     print(f"held-out UAS {100 * scores.uas:.2f}, LAS {100 * scores.las:.2f} "
           "(without punctuation)")
     return 0
@@ -297,23 +388,36 @@ def build_parser():
         f"{PICKLE_WARNING}.",
     )
     p.estimator_names = sorted(ESTIMATORS)
-    p.add_argument("--estimator", choices=sorted(ESTIMATORS), default="lowrank",
-                   help="what to train")
+    p.add_argument("--estimator", choices=sorted(ESTIMATORS) + ["pipeline"], default="lowrank",
+                   help="what to train; 'pipeline': taggers (--targets) then a parser "
+                   "(--parser), trained on jackknifed predicted tags, which parses word forms")
     p.add_argument("--train", required=True, help="training CoNLL-U file ('-' for standard input)")
     p.add_argument("--dev", help="development CoNLL-U file, for the per-epoch validation score")
     p.add_argument("--out", required=True, help="model file to write (replaced atomically)")
     p.add_argument("--format", choices=("safe", "joblib"), default="safe",
                    help="model file format")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="estimator parameter, repeatable (keys listed below)")
+                   help="estimator parameter (of the parser for a pipeline), repeatable "
+                   "(keys listed below)")
+    p.add_argument("--parser", choices=sorted(PARSERS), default="lowrank",
+                   help="the parser of a pipeline")
+    p.add_argument("--targets", default="upos,xpos",
+                   help="the fields a pipeline tags, one tagger each, in this order")
+    p.add_argument("--tagger-param", action="append", metavar="KEY=VALUE",
+                   help="parameter of every tagger of a pipeline, repeatable")
+    p.add_argument("--n-folds", type=int, default=10,
+                   help="jackknifing folds of a pipeline's taggers")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser(
         "parse", formatter_class=formatter,
-        help="apply a saved parser (HEAD, DEPREL) or tagger (its tag column) to a CoNLL-U file",
+        help="apply a saved pipeline, parser (HEAD, DEPREL) or tagger (its tag column) to a "
+        "CoNLL-U file",
         description="Apply a saved model to a CoNLL-U file and write the file with the predicted "
         "columns filled in. A parser writes HEAD and DEPREL (its labels if it was trained on "
-        "them, '_' otherwise) and '_' in DEPS; it never copies them from the input.",
+        "them, '_' otherwise) and '_' in DEPS; it never copies them from the input. A pipeline "
+        "also writes the tag columns of its taggers and needs only the word forms; a parser "
+        "alone refuses input without the tags it reads.",
     )
     p.add_argument("--model", required=True, help="model file written by 'train'")
     p.add_argument("input", nargs="?", default="-",
@@ -325,9 +429,9 @@ def build_parser():
 
     p = sub.add_parser(
         "demo", formatter_class=formatter,
-        help="train a labelled parser on the embedded sample and report UAS and LAS",
-        description="Train a labelled parser on the embedded sample of UD English EWT and print "
-        "its held-out UAS and LAS.",
+        help="train a labelled parser on the embedded sample and show a parse, UAS and LAS",
+        description="Train a labelled parser on the embedded sample of UD English EWT, print "
+        "one held-out sentence as it parses it (CoNLL-U) and its held-out UAS and LAS.",
     )
     p.estimator_names = sorted(PARSERS)
     p.add_argument("--estimator", choices=sorted(PARSERS), default="lowrank", help="which parser")

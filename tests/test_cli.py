@@ -123,6 +123,18 @@ def test_demo_reports_progress_and_held_out_uas(capsys):
     main(["demo", "--param", "rank=8", "--param", "n_epochs=2"])
     out = capsys.readouterr().out
     assert "300 training and 100 held-out sentences" in out
+    # one held-out sentence as CoNLL-U lines with predicted heads and labels
+    words = [line.split("\t") for line in out.splitlines() if line[:1].isdigit()
+             and "\t" in line]
+    assert 6 <= len(words) <= 10 and all(len(w) == 10 for w in words)
+    assert [w[0] for w in words] == [str(i) for i in range(1, len(words) + 1)]
+    assert sum(w[6] == "0" for w in words) >= 1
+    assert all((w[6] == "0") == (w[7] == "root") for w in words)
+    index = int(out.split("held-out sentence ")[1].split(",")[0]) - 1
+    gold = load_sample_treebank("test", as_document=True)[index].words
+    assert [w[1] for w in words] == [g[1] for g in gold]
+    right = int(out.split("as parsed (")[1].split()[0])
+    assert right == sum(w[6] == g[6] for w, g in zip(words, gold))
     held_out = out.split("held-out UAS ")[1]
     uas, las = float(held_out.split(",")[0]), float(held_out.split("LAS ")[1].split()[0])
     assert 0 < las < uas
@@ -247,3 +259,112 @@ def test_closed_pipe_is_not_an_error(tagger_model, sample_files):
     err = parse.stderr.read().decode()
     parse.wait(timeout=120)
     assert "Traceback" not in err and "Broken pipe" not in err
+
+
+def _blank_all_but_forms(source, destination):
+    """Blank every column but ID, FORM and MISC, as plain text."""
+    lines = []
+    for line in Path(source).read_text().splitlines():
+        if line and not line.startswith("#"):
+            columns = line.split("\t")
+            line = "\t".join(columns[:2] + ["_"] * 7 + columns[9:])
+        lines.append(line)
+    Path(destination).write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def pipeline_model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pipeline")
+    train = folder / "train.conllu"
+    write_conllu(load_sample_treebank("train", as_document=True), train)
+    model = folder / "pipeline.model"
+    assert main(["train", "--estimator", "pipeline", "--parser", "lowrank", "--train", str(train),
+                 "--out", str(model), "--param", "rank=8", "--param", "n_epochs=3",
+                 "--tagger-param", "beam_size=1", "--tagger-param", "n_epochs=3",
+                 "--n-folds", "3"]) == 0
+    return model
+
+
+def test_pipeline_fills_every_column_from_forms(pipeline_model, sample_files, tmp_path, capsys):
+    _, test = sample_files
+    blank, parsed = tmp_path / "blank.conllu", tmp_path / "parsed.conllu"
+    _blank_all_but_forms(test, blank)
+    assert all(w[2:9] == ["_"] * 7 for w in _word_lines(blank))
+    assert main(["parse", "--model", str(pipeline_model), str(blank), "-o", str(parsed)]) == 0
+    gold_words, words = _word_lines(test), _word_lines(parsed)
+    assert len(words) == len(gold_words) > 1000
+    for g, w in zip(gold_words, words):
+        assert len(w) == 10 and w[:2] == g[:2] and w[9] == g[9]
+        assert w[3] != "_" and w[4] != "_" and w[6] != "_" and w[7] != "_" and w[8] == "_"
+        assert (w[6] == "0") == (w[7] == "root")
+    for column in (3, 4):  # UPOS, XPOS: predicted, mostly right
+        agree = sum(g[column] == w[column] for g, w in zip(gold_words, words)) / len(words)
+        assert 0.6 < agree < 1.0
+    # the same model given the gold file: the same predictions, nothing of the input's tags,
+    # DEPREL or DEPS copied
+    assert main(["parse", "--model", str(pipeline_model), str(test)]) == 0
+    (tmp_path / "from_gold.conllu").write_text(capsys.readouterr().out)
+    from_gold = _word_lines(tmp_path / "from_gold.conllu")
+    predicted_columns = (3, 4, 6, 7, 8)  # UPOS XPOS HEAD DEPREL DEPS (LEMMA, FEATS kept as given)
+    assert [[w[c] for c in predicted_columns] for w in from_gold] == \
+        [[w[c] for c in predicted_columns] for w in words]
+
+    capsys.readouterr()
+    assert main(["evaluate", str(test), str(parsed)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in out]
+    assert names[:2] == ["UPOS", "XPOS"] and "UFeats" not in names and "Lemma" not in names
+    upos = float(out[0].split()[1])
+    agree = sum(g[3] == w[3] for g, w in zip(gold_words, words)) / len(words)
+    assert upos == pytest.approx(100 * agree, abs=0.006)
+    excluded, included = [line for line in out if line.startswith("UAS ")]
+    assert "(punctuation excluded)" in excluded and "(punctuation included)" in included
+    uas, las = float(excluded.split()[1]), float(excluded.split()[3])
+    assert 30 < las < uas < 100
+
+
+def test_parser_alone_refuses_input_without_tags(sample_files, tmp_path, capsys):
+    train, test = sample_files
+    blank = tmp_path / "blank.conllu"
+    _blank_all_but_forms(test, blank)
+    for estimator, params, fields in [("lowrank", ["rank=4", "n_epochs=1"], "no XPOS and no UPOS"),
+                                      ("easyfirst", ["beam_size=1", "n_epochs=1"],
+                                       "no UPOS and no XPOS")]:
+        model = tmp_path / f"{estimator}.model"
+        argv = ["train", "--estimator", estimator, "--train", str(train), "--out", str(model)]
+        for p in params:
+            argv += ["--param", p]
+        assert main(argv) == 0
+        capsys.readouterr()
+        assert main(["parse", "--model", str(model), str(blank)]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        (line,) = [line for line in captured.err.splitlines() if "error" in line]
+        assert fields in line and "--estimator pipeline" in line, line
+        # with the tags it reads, it parses
+        assert main(["parse", "--model", str(model), str(test)]) == 0
+
+
+def test_evaluate_scores_tags_lemmas_and_feats(gold_and_pred, tmp_path, capsys):
+    gold, _, _, _ = gold_and_pred
+    document = read_conllu(gold)
+    changed = 0
+    for sentence in document:
+        for row in sentence.words[::4]:  # every fourth word: another UPOS, lemma and FEATS
+            row[2], row[3], row[5] = "x", "X", "Foo=Bar"
+            changed += 1
+    pred = tmp_path / "pred.conllu"
+    write_conllu(document, pred)
+    n_words = sum(len(s.words) for s in read_conllu(gold))
+    capsys.readouterr()
+    assert main(["evaluate", str(gold), str(pred)]) == 0
+    scores = dict(line.split()[:2] for line in capsys.readouterr().out.splitlines()
+                  if line.split()[0] in ("UPOS", "XPOS", "UFeats", "Lemma"))
+    assert scores["XPOS"] == "100.00"
+    # a few gold words already had X, Foo=Bar or x: count them as right
+    golds = [row for s in read_conllu(gold) for row in s.words]
+    preds = [row for s in document for row in s.words]
+    for name, column in (("UPOS", 3), ("UFeats", 5), ("Lemma", 2)):
+        expected = sum(g[column] == p[column] for g, p in zip(golds, preds)) / n_words
+        assert float(scores[name]) == pytest.approx(100 * expected, abs=0.006)
+        assert float(scores[name]) < 100 * (1 - changed / n_words) + 1

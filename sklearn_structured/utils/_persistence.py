@@ -6,7 +6,10 @@ written with ``allow_pickle=False``, holding every array of the model, plus a
 JSON document (stored in the archive as bytes) describing everything else:
 the estimator's class, chosen from a fixed list of this library's estimators,
 its parameters and its fitted state as a tree of JSON values that refer to
-the arrays by name. Loading reads the JSON with :mod:`json`, the arrays with
+the arrays by name. A model may also be a scikit-learn
+:class:`~sklearn.pipeline.Pipeline` whose steps are all such estimators (a
+parsing pipeline of taggers and a parser); the file then records the step
+names and each step as above, and nothing else of the pipeline. Loading reads the JSON with :mod:`json`, the arrays with
 ``numpy.load(allow_pickle=False)``, and calls no constructor outside that
 list, so a crafted file can at worst fail to load.
 
@@ -92,6 +95,8 @@ class _Encoder:
             return {"__vocabulary__": list(value.itos)}
         if _is_library_estimator(value):
             return self.estimator(value, where)
+        if _is_pipeline(value):
+            return self.pipeline(value, where)
         raise TypeError(
             f"cannot save {where}: values of type {type(value).__name__} are not supported "
             "by the safe model format (use joblib from Python for such models)"
@@ -105,6 +110,25 @@ class _Encoder:
             "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
             "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
         }
+
+
+    def pipeline(self, pipeline, where):
+        steps = []
+        for name, step in pipeline.steps:
+            if not _is_library_estimator(step):
+                raise TypeError(
+                    f"cannot save {where}: step {name!r} is a {type(step).__name__}; the safe "
+                    "model format holds pipelines of this library's estimators only"
+                )
+            steps.append([name, self.estimator(step, f"{where}[{name!r}]")])
+        return {"__pipeline__": {"steps": steps, "verbose": bool(pipeline.verbose)}}
+
+
+def _is_pipeline(value):
+    from sklearn.pipeline import Pipeline
+
+    return (type(value) is Pipeline and value.memory is None
+            and getattr(value, "transform_input", None) is None)
 
 
 class _Decoder:
@@ -133,6 +157,8 @@ class _Decoder:
             return tuple(self.decode(v) for v in content)
         if kind == "__dict__":
             return {self._key(self.decode(k)): self.decode(v) for k, v in content}
+        if kind == "__pipeline__":
+            return self.pipeline(content)
         if kind == "__vocabulary__":
             vocabulary = Vocabulary()
             vocabulary.itos = list(content)
@@ -143,6 +169,18 @@ class _Decoder:
     @staticmethod
     def _key(key):
         return tuple(key) if isinstance(key, list) else key
+
+    def pipeline(self, content):
+        from sklearn.pipeline import Pipeline
+
+        steps = []
+        for name, step in content["steps"]:
+            if not isinstance(name, str) or not isinstance(step, dict) or "__estimator__" not in step:
+                raise ValueError("model file holds a malformed pipeline step")
+            steps.append((name, self.estimator(step)))
+        if not steps:
+            raise ValueError("model file holds a pipeline of no steps")
+        return Pipeline(steps, verbose=bool(content.get("verbose", False)))
 
     def estimator(self, content):
         cls = _estimator_class(content["__estimator__"])
@@ -194,8 +232,9 @@ def save_model(estimator, path):
 
     Parameters
     ----------
-    estimator : estimator of sklearn_structured
-        Its parameters and fitted state may hold numbers, strings, None,
+    estimator : estimator of sklearn_structured, or Pipeline of them
+        A :class:`~sklearn.pipeline.Pipeline` (without ``memory``) is saved
+        when every step is an estimator of the library. Its parameters and fitted state may hold numbers, strings, None,
         numpy arrays (not of objects other than strings), lists, tuples,
         dicts and other estimators of the library.
     path : str or path-like
@@ -213,7 +252,8 @@ def save_model(estimator, path):
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
-        "model": encoder.estimator(estimator, "estimator"),
+        "model": (encoder.pipeline(estimator, "pipeline") if _is_pipeline(estimator)
+                  else encoder.estimator(estimator, "estimator")),
     }
     arrays = dict(encoder.arrays)
     arrays[_DOCUMENT] = np.frombuffer(json.dumps(document).encode("utf-8"), dtype=np.uint8)
@@ -261,7 +301,10 @@ def load_model(path):
             f"{path} is in model format version {document.get('format_version')}; "
             f"this library reads version {FORMAT_VERSION}"
         )
+    model = document.get("model")
+    if not isinstance(model, dict) or not ("__estimator__" in model or "__pipeline__" in model):
+        raise ValueError(f"{path}: the model description holds no estimator")
     try:
-        return _Decoder(arrays).decode(document["model"])
+        return _Decoder(arrays).decode(model)
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path}: the model description is damaged ({error!r})") from None

@@ -1,0 +1,139 @@
+"""Forms to labelled trees on UD English EWT through the command line.
+
+Trains ``sklearn-structured train --estimator pipeline`` (UPOS and XPOS
+taggers, 10-fold jackknifing, then the parser) on the training split, with
+the dev split for the progress lines only; strips every column but ID, FORM
+and MISC from the test split; runs ``sklearn-structured parse`` on it as a
+whole process, once to warm up (numba's cache) and then ``--repeats`` times
+timed; scores the output with ``sklearn-structured evaluate`` against the
+gold test file. Figures go to the ``pipeline_<parser>`` section of
+benchmarks/RESULTS.md.
+
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
+        python benchmarks/bench_pipeline.py --parser lowrank --work /tmp/pipe
+"""
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _results import markdown_table, write_section  # noqa: E402
+
+# UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
+UDPIPE_GOLD = "UDPipe 1 (Parsito) parser only, gold tags: UAS 87.87, LAS 85.62, 1,004 sent/s"
+
+
+def strip_to_forms(source, destination):
+    """Blank every column but ID, FORM and MISC (comments and token lines kept)."""
+    with open(source, encoding="utf-8") as inp, open(destination, "w", encoding="utf-8") as out:
+        for line in inp:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                columns = line.split("\t")
+                line = "\t".join([columns[0], columns[1]] + ["_"] * 7 + [columns[9]])
+            out.write(line + "\n")
+
+
+def cli(*args, stdout=None):
+    """Run ``python -m sklearn_structured ARGS``; return (wall s, CPU s of the child, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "sklearn_structured", *args], check=True,
+                          stdout=stdout or subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--parser", choices=("lowrank", "easyfirst"), default="lowrank")
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--work", required=True, help="folder for the model and the parsed file")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="parser parameter, passed to train")
+    ap.add_argument("--tagger-param", action="append", default=[], metavar="KEY=VALUE",
+                    help="tagger parameter, passed to train")
+    ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
+    ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
+    args = ap.parse_args()
+
+    from sklearn_structured.datasets._ud import _ud_file
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
+    import lzma
+
+    gold = work / "test-gold.conllu"  # uncompressed copy of the test split
+    opener = lzma.open if test.endswith(".xz") else open
+    with opener(test, "rt", encoding="utf-8") as inp:
+        gold.write_text(inp.read(), encoding="utf-8")
+    test = str(gold)
+    forms = work / "test-forms.conllu"
+    strip_to_forms(test, forms)
+    model = work / f"{args.parser}.model"
+    load_start = os.getloadavg()[0]
+
+    train_wall = train_cpu = None
+    train_args = ["train", "--estimator", "pipeline", "--parser", args.parser, "--train", train,
+                  "--dev", dev, "--out", str(model)]
+    for p in args.param:
+        train_args += ["--param", p]
+    for p in args.tagger_param:
+        train_args += ["--tagger-param", p]
+    if not (args.reuse_model and model.exists()):
+        train_wall, train_cpu, _ = cli(*train_args)
+    parsed = work / f"{args.parser}.conllu"
+    cli("parse", "--model", str(model), str(forms), "-o", str(parsed))  # warm-up
+    timings = [cli("parse", "--model", str(model), str(forms), "-o", str(parsed))[:2]
+               for _ in range(args.repeats)]
+    _, _, report = cli("evaluate", test, str(parsed))
+    print(report)
+    n_sentences = sum(1 for line in open(test, encoding="utf-8") if line.startswith("# sent_id"))
+
+    figures = dict(re.findall(r"^(UPOS|XPOS|UFeats|Lemma) ([\d.]+)$", report, re.M))
+    attachment = {punct: (uas, las) for uas, las, punct in
+                  re.findall(r"^UAS ([\d.]+)  LAS ([\d.n/a]+)  \(punctuation (\w+)d\)$",
+                             report, re.M)}
+    best_wall = min(w for w, _ in timings)
+    best_cpu = min(c for _, c in timings)
+    rows = [[
+        args.parser, figures.get("UPOS", "-"), figures.get("XPOS", "-"),
+        *attachment["exclude"], *attachment["include"],
+        f"{n_sentences / best_wall:.0f} / {n_sentences / best_cpu:.0f}",
+        "-" if train_wall is None else f"{train_wall:.0f} / {train_cpu:.0f}",
+        f"{model.stat().st_size / 1e6:.1f}",
+        f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}",
+    ]]
+    body = (
+        f"Train on {Path(train).name}, dev ({Path(dev).name}) for the progress lines only, "
+        f"test once on {Path(test).name} ({n_sentences} sentences) with every column but ID, "
+        "FORM and MISC blanked. Scored by `sklearn-structured evaluate` over syntactic words "
+        "(UAS/LAS without and with punctuation, gold UPOS PUNCT). Speed: the whole `parse` "
+        f"process (start-up, reading, tagging, parsing, writing), best of {args.repeats} runs "
+        "after a warm-up, one core.\n\n"
+        + markdown_table(
+            ["parser", "UPOS", "XPOS", "UAS", "LAS", "UAS +p", "LAS +p",
+             "parse sent/s (wall / CPU)", "train s (wall / CPU)", "model MB", "load average"],
+            rows)
+        + "\n\nTraining command: `NUMBA_NUM_THREADS=1 python -m sklearn_structured "
+        + " ".join(a if not a.startswith("/") else Path(a).name for a in train_args) + "`\n\n"
+        + f"Reference (../shared/REFERENCES.md): {UDPIPE_GOLD}; UDPipe 1's full pipeline from "
+        "forms on this split: still being measured there when this ran.\n"
+    )
+    write_section(f"pipeline_{args.parser}",
+                  f"Forms-only pipeline on {args.treebank} ({args.parser})", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""From word forms to labelled trees: taggers chained before a parser.
+
+:func:`make_parsing_pipeline` builds an ordinary scikit-learn
+:class:`~sklearn.pipeline.Pipeline`::
+
+    TokenFieldSelector -> EasyFirstBeamTagger(target=t1) -> ... -> parser
+
+- The selector keeps only the word form and the fields the taggers learn, so
+  that the parser never trains on a gold field (a gold lemma, say) that it
+  will not see when it parses raw text.
+- Each tagger learns its field from the gold value in the tokens and writes
+  its prediction over it. ``Pipeline.fit`` calls every tagger's
+  ``fit_transform``, which tags the training data by k-fold jackknifing, so
+  the next tagger and the parser are trained on predicted tags as noisy as
+  those they see at prediction time.
+- The parser learns from ``y``: heads, or ``(heads, deprels)`` pairs, and
+  then predicts the same.
+
+The pipeline is saved and loaded as one model by
+:func:`~sklearn_structured.utils.save_model` and
+:func:`~sklearn_structured.utils.load_model`.
+"""
+
+from collections.abc import Mapping
+
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from .utils import check_sentences
+
+_PARSERS = {"lowrank": "LowRankTensorParser", "easyfirst": "EasyFirstBeamParser"}
+_TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
+
+
+class TokenFieldSelector(TransformerMixin, BaseEstimator):
+    """Keep only some fields of every token (a stateless transformer).
+
+    Parameters
+    ----------
+    fields : tuple of str, default=("form",)
+        CoNLL-U field names to keep (among ``form``, ``lemma``, ``upos``,
+        ``xpos``, ``feats``); every other field of a mapping token is
+        dropped. A str token (a bare form) is left as it is.
+
+    Examples
+    --------
+    >>> TokenFieldSelector(fields=("form", "upos")).transform(
+    ...     [[{"form": "Dogs", "lemma": "dog", "upos": "NOUN"}, "bark"]])
+    [[{'form': 'Dogs', 'upos': 'NOUN'}, 'bark']]
+    """
+
+    def __init__(self, fields=("form",)):
+        self.fields = fields
+
+    def _validate_fields(self):
+        fields = tuple(self.fields)
+        unknown = [f for f in fields if f not in _TOKEN_FIELDS]
+        if unknown or "form" not in fields:
+            raise ValueError(
+                f"fields must include 'form' and name only {', '.join(_TOKEN_FIELDS)}; "
+                f"got {fields!r}"
+            )
+        return fields
+
+    def fit(self, X, y=None):
+        """Check the parameters; nothing is learned."""
+        self._validate_fields()
+        return self
+
+    def transform(self, X):
+        """Copies of the sentences whose tokens hold only ``fields``."""
+        fields = self._validate_fields()
+        out = []
+        for sentence in check_sentences(X):
+            out.append([
+                {f: token[f] for f in fields if f in token} if isinstance(token, Mapping)
+                else token
+                for token in sentence
+            ])
+        return out
+
+    def __sklearn_is_fitted__(self):
+        return True  # stateless
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = False
+        return tags
+
+
+def make_parsing_pipeline(parser="lowrank", targets=("upos", "xpos"), *, tagger_params=None,
+                          parser_params=None, n_folds=10, random_state=None, verbose=0,
+                          n_jobs=None):
+    """A pipeline that tags word forms and then parses them.
+
+    Parameters
+    ----------
+    parser : {"lowrank", "easyfirst"} or parser estimator, default="lowrank"
+        The final step: a :class:`LowRankTensorParser` or an
+        :class:`EasyFirstBeamParser` (built with ``parser_params``), or an
+        unfitted parser of the library used as it is. An easy-first parser
+        built here reads UPOS when a tagger writes it, else XPOS.
+    targets : tuple of str, default=("upos", "xpos")
+        The token fields to predict, one :class:`EasyFirstBeamTagger` each,
+        applied in this order (a later tagger sees the earlier taggers'
+        predictions). ``LowRankTensorParser`` reads XPOS and falls back to
+        UPOS; give both for its best accuracy.
+    tagger_params : dict or None
+        Parameters of every tagger (for example ``{"beam_size": 1}``).
+    parser_params : dict or None
+        Parameters of the parser when ``parser`` is a name.
+    n_folds : int, default=10
+        Jackknifing folds: the parser (and each later tagger) is trained on
+        tags predicted by models that did not see the sentence.
+    random_state, verbose, n_jobs
+        Passed to every step that does not get them from ``tagger_params``
+        or ``parser_params``.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Steps ``"fields"`` (a :class:`TokenFieldSelector`), ``"tag_<field>"``
+        for each target and ``"parser"``. ``fit(X, y)`` takes sentences whose
+        tokens carry the gold ``targets`` fields and the parser's ``y`` (heads
+        or ``(heads, deprels)`` pairs); ``predict(X)`` needs only the forms.
+
+    Examples
+    --------
+    >>> from sklearn_structured import make_parsing_pipeline
+    >>> pipe = make_parsing_pipeline("easyfirst", targets=("upos",),
+    ...                              tagger_params={"beam_size": 1})
+    >>> [name for name, _ in pipe.steps]
+    ['fields', 'tag_upos', 'parser']
+    """
+    import sklearn_structured
+    from sklearn.pipeline import Pipeline
+
+    targets = tuple(targets)
+    if not targets:
+        raise ValueError("targets must name at least one field to tag")
+    bad = [t for t in targets if t not in _TOKEN_FIELDS or t == "form"]
+    if bad or len(set(targets)) != len(targets):
+        raise ValueError(f"targets must be distinct token fields other than 'form', got {targets!r}")
+    common = {"random_state": random_state, "verbose": verbose, "n_jobs": n_jobs}
+
+    if isinstance(parser, str):
+        if parser not in _PARSERS:
+            raise ValueError(f"parser must be one of {sorted(_PARSERS)} or an estimator, "
+                             f"got {parser!r}")
+        params = {**common, **(parser_params or {})}
+        if parser == "easyfirst" and "pos" not in params:
+            params["pos"] = "upos" if "upos" in targets or "xpos" not in targets else "xpos"
+        final = getattr(sklearn_structured, _PARSERS[parser])(**params)
+    else:
+        if parser_params:
+            raise ValueError("parser_params applies only when parser is given by name")
+        final = parser
+
+    Tagger = sklearn_structured.EasyFirstBeamTagger
+    steps = [("fields", TokenFieldSelector(fields=("form",) + targets))]
+    for target in targets:
+        params = {**common, "n_folds": n_folds, **(tagger_params or {}), "target": target}
+        steps.append((f"tag_{target}", Tagger(**params)))
+    steps.append(("parser", final))
+    return Pipeline(steps)
+
+
+def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
+    """Fit a parsing pipeline, passing validation data to every step.
+
+    The same model as ``model.fit(X, y)`` (each transformer's
+    ``fit_transform`` in turn, then the parser's ``fit``), but with
+    ``X_val`` passed through the steps fitted so far, so that every step's
+    progress line (``verbose``) scores it on validation data annotated as it
+    will be at prediction time: a tagger on the earlier taggers' predictions,
+    the parser on all predicted tags. The validation data do not change the
+    model.
+
+    Returns
+    -------
+    model
+    """
+    Xt, Xv = X, X_val
+    for _, step in model.steps[:-1]:
+        validation = {} if Xv is None or not hasattr(step, "target") else {"X_val": Xv}
+        Xt = step.fit_transform(Xt, y, **validation)
+        if Xv is not None:
+            Xv = step.transform(Xv)
+    validation = {} if Xv is None else {"X_val": Xv, "y_val": y_val}
+    model.steps[-1][1].fit(Xt, y, **validation)
+    return model
+
+
+def pipeline_targets(model):
+    """The token fields a fitted pipeline's taggers write, in order (empty for other models)."""
+    steps = getattr(model, "steps", None)
+    if not steps:
+        return ()
+    return tuple(step.target for _, step in steps[:-1] if hasattr(step, "target"))
+
+
+def annotate(model, X):
+    """Tag and parse ``X`` with a fitted parsing pipeline.
+
+    Returns
+    -------
+    tagged : list of sentences
+        The sentences as the parser saw them: tokens whose ``targets`` fields
+        hold the predicted tags.
+    parsed : list
+        The parser's predictions (heads, or ``(heads, deprels)`` pairs).
+    """
+    tagged = model[:-1].transform(X)
+    return tagged, model[-1].predict(tagged)

@@ -1,0 +1,184 @@
+"""The forms-to-trees pipeline: jackknifed tag chain, labelled parsing, one saved model."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_structured import (
+    EasyFirstBeamParser,
+    EasyFirstBeamTagger,
+    LowRankTensorParser,
+    TokenFieldSelector,
+    make_parsing_pipeline,
+)
+from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.pipeline import annotate, fit_parsing_pipeline, pipeline_targets
+from sklearn_structured.utils import load_model, save_model
+
+FAST_TAGGER = {"beam_size": 1, "n_epochs": 3}
+
+
+@pytest.fixture(scope="module")
+def sample():
+    X, y = load_sample_treebank("train", labelled=True)
+    X_test, y_test = load_sample_treebank("test", labelled=True)
+    forms = [[token["form"] for token in sentence] for sentence in X_test]
+    return X, y, X_test, y_test, forms
+
+
+def _pipeline(parser="lowrank", **kwargs):
+    parser_params = {"n_epochs": 3, "rank": 8} if parser == "lowrank" else {"n_epochs": 3,
+                                                                             "beam_size": 1}
+    return make_parsing_pipeline(parser, tagger_params=FAST_TAGGER, parser_params=parser_params,
+                                 n_folds=3, random_state=0, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def fitted_lowrank(sample):
+    X, y, *_ = sample
+    return _pipeline("lowrank").fit(X, y)
+
+
+def _accuracy(sentences, gold, field):
+    pairs = [(t[field], g[field]) for s, gs in zip(sentences, gold) for t, g in zip(s, gs)]
+    return np.mean([a == b for a, b in pairs])
+
+
+def test_factory_builds_the_chain():
+    pipe = make_parsing_pipeline("easyfirst", targets=("xpos",), parser_params={"beam_size": 2},
+                                 n_folds=5, random_state=3)
+    assert [name for name, _ in pipe.steps] == ["fields", "tag_xpos", "parser"]
+    assert pipe["fields"].fields == ("form", "xpos")
+    assert pipe["tag_xpos"].target == "xpos" and pipe["tag_xpos"].n_folds == 5
+    assert pipe["parser"].pos == "xpos" and pipe["parser"].beam_size == 2
+    assert pipe["parser"].random_state == 3
+    assert make_parsing_pipeline()["parser"].__class__ is LowRankTensorParser
+    assert make_parsing_pipeline("easyfirst")["parser"].pos == "upos"
+    for bad in [{"parser": "mst"}, {"targets": ()}, {"targets": ("upos", "upos")},
+                {"targets": ("form",)}, {"targets": ("deprel",)}]:
+        with pytest.raises(ValueError):
+            make_parsing_pipeline(**bad)
+
+
+def test_selector_keeps_only_the_named_fields():
+    X = [[{"form": "Dogs", "lemma": "dog", "upos": "NOUN", "feats": "Number=Plur"}, "bark"]]
+    assert TokenFieldSelector(("form", "upos")).fit_transform(X) == [
+        [{"form": "Dogs", "upos": "NOUN"}, "bark"]]
+    assert X[0][0]["lemma"] == "dog"  # the input is not changed
+    with pytest.raises(ValueError, match="include 'form'"):
+        TokenFieldSelector(("upos",)).transform(X)
+
+
+def test_chain_of_taggers_is_jackknifed(sample):
+    """What the parser trains on: jackknifed UPOS (also what the XPOS tagger saw), jackknifed
+    XPOS, and no other gold field."""
+    X, y, *_ = sample
+    pipe = _pipeline()
+    chain = pipe[:-1]
+    seen_by_parser = chain.fit_transform(X, y)  # what Pipeline.fit gives the parser
+    assert all(set(token) == {"form", "upos", "xpos"} for s in seen_by_parser for token in s)
+    # the UPOS the XPOS tagger read: the first tagger's own jackknifed output
+    upos_only = pipe[:2].fit_transform(X, y)
+    assert [[t["upos"] for t in s] for s in upos_only] == \
+        [[t["upos"] for t in s] for s in seen_by_parser]
+    in_sample = chain.transform(X)  # the final taggers, which saw every sentence
+    for field in ("upos", "xpos"):
+        jackknifed = _accuracy(seen_by_parser, X, field)
+        assert 0.5 < jackknifed < _accuracy(in_sample, X, field) - 0.02, field
+
+
+def test_pipeline_parses_forms_with_labels(sample, fitted_lowrank):
+    X, y, X_test, y_test, forms = sample
+    parsed = fitted_lowrank.predict(forms)
+    assert len(parsed) == len(forms)
+    heads, deprels = parsed[0]
+    assert len(heads) == len(deprels) == len(forms[0])
+    for heads, deprels in parsed:
+        assert [h == 0 for h in heads] == [d == "root" for d in deprels]
+    # gold tags in the input change nothing: the taggers overwrite them
+    with_gold = fitted_lowrank.predict(X_test)
+    assert all((a[0] == b[0]).all() and list(a[1]) == list(b[1])
+               for a, b in zip(parsed, with_gold))
+    las = fitted_lowrank.score(forms, y_test)
+    assert 0.4 < las < 1  # LAS from forms, far above the blank-tag parser's chance level
+    tagged, parsed_again = annotate(fitted_lowrank, forms)
+    assert pipeline_targets(fitted_lowrank) == ("upos", "xpos")
+    assert _accuracy(tagged, X_test, "upos") > 0.7
+    assert all((a[0] == b[0]).all() for a, b in zip(parsed, parsed_again))
+
+
+def test_fit_with_validation_gives_the_same_model(sample, fitted_lowrank, capsys):
+    X, y, X_test, y_test, forms = sample
+    pipe = _pipeline("lowrank")
+    pipe.set_params(parser__verbose=1)
+    fit_parsing_pipeline(pipe, X, y, X_val=X_test, y_val=y_test)
+    assert "validation score" in capsys.readouterr().out
+    a, b = pipe.predict(forms), fitted_lowrank.predict(forms)
+    assert all((p[0] == q[0]).all() and list(p[1]) == list(q[1]) for p, q in zip(a, b))
+
+
+@pytest.mark.parametrize("parser", ["lowrank", "easyfirst"])
+def test_saved_pipeline_predicts_identically(parser, sample, fitted_lowrank, tmp_path):
+    X, y, _, _, forms = sample
+    pipe = fitted_lowrank if parser == "lowrank" else _pipeline(parser, targets=("upos",)).fit(X, y)
+    path = tmp_path / "pipe.model"
+    save_model(pipe, path)
+    loaded = load_model(path)
+    assert type(loaded) is Pipeline
+    assert [name for name, _ in loaded.steps] == [name for name, _ in pipe.steps]
+    assert type(loaded["parser"]) is type(pipe["parser"])
+    before, after = pipe.predict(forms), loaded.predict(forms)
+    assert all((a[0] == b[0]).all() and list(a[1]) == list(b[1]) for a, b in zip(before, after))
+    assert isinstance(loaded["parser"], (LowRankTensorParser, EasyFirstBeamParser))
+    assert isinstance(loaded["tag_upos"], EasyFirstBeamTagger)
+
+
+def _edit_model(path, edit):
+    with np.load(path) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    document = json.loads(arrays["model.json"].tobytes().decode("utf-8"))
+    edit(document)
+    arrays["model.json"] = np.frombuffer(json.dumps(document).encode("utf-8"), dtype=np.uint8)
+    with open(path, "wb") as file:  # np.savez would add ".npz" to a path
+        np.savez(file, **arrays)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["model"]["__pipeline__"]["steps"][0][1].update(__estimator__="Pipeline"),
+     "unknown estimator class 'Pipeline'"),
+    (lambda d: d["model"]["__pipeline__"]["steps"][0][1].update(
+        __estimator__="make_parsing_pipeline"), "unknown estimator class"),
+    (lambda d: d["model"]["__pipeline__"]["steps"][1].__setitem__(1, {"__pipeline__": {}}),
+     "malformed pipeline step"),
+    (lambda d: d["model"]["__pipeline__"]["steps"][0].__setitem__(
+        1, {"__estimator__": "FunctionTransformer", "params": {}, "state": {}}),
+     "unknown estimator class 'FunctionTransformer'"),
+])
+def test_crafted_pipeline_files_are_refused(edit, message, tmp_path):
+    X, y = load_sample_treebank("train", labelled=True)
+    pipe = Pipeline([("fields", TokenFieldSelector(("form", "upos"))),
+                     ("tag_upos", EasyFirstBeamTagger(beam_size=1, n_epochs=1))])
+    pipe.fit(X[:40], y[:40])
+    path = tmp_path / "crafted.model"
+    save_model(pipe, path)
+    assert type(load_model(path)) is Pipeline  # the honest file loads
+    _edit_model(path, edit)
+    with pytest.raises(ValueError, match=message):
+        load_model(path)
+
+
+def test_pipelines_of_other_steps_are_not_saved(tmp_path):
+    foreign = Pipeline([("fields", TokenFieldSelector()), ("f", FunctionTransformer())])
+    with pytest.raises(TypeError, match="step 'f' is a FunctionTransformer"):
+        save_model(foreign, tmp_path / "x.model")
+    assert not (tmp_path / "x.model").exists()
+
+
+def test_selector_passes_the_data_free_checks():
+    from sklearn_structured.utils.estimator_checks import DATA_FREE_CHECKS
+
+    for check in DATA_FREE_CHECKS:
+        check("TokenFieldSelector", TokenFieldSelector(fields=("form", "upos")))
