@@ -98,7 +98,7 @@ def _with_target(sentence, field, tags):
 
 
 class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
-    """Easy-first POS tagger with beam search and valid early update.
+    """Easy-first tagger with beam search and valid early update: POS, FEATS or lemmas.
 
     Tags the words of a sentence in easy-first order: at every step the
     best-scoring (word, tag) pair among untagged words is chosen, so a word
@@ -112,9 +112,28 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     ``t-2 t-1``, ``t+1 t+2``, ``t-1 t+1`` (a neighbour not yet tagged has
     its own value) -- plus suffixes of length 5 to 7, flags for a hyphen, a
     digit and an upper-case letter, the lower-cased word, the pairs
-    ``w-1 w+1``, ``suffix3 w-1`` and ``suffix3 w+1``.
+    ``w-1 w+1``, ``suffix3 w-1`` and ``suffix3 w+1``. With more than 64
+    tags (FEATS strings, lemma scripts) the neighbours' tag features tell
+    apart the 63 most frequent tags and lump the others together.
 
-    As a transformer it writes predicted tags into each token's ``target``
+    What is predicted depends on ``target``:
+
+    - ``"upos"``, ``"xpos"``: the tag.
+    - ``"feats"``: the whole FEATS string is one tag; ``"_"`` (no features)
+      is a tag of its own.
+    - ``"lemma"``: the tag is an edit script from the form to its lemma (a
+      case rule -- lower-case, first letter upper, or as is -- and the
+      characters to cut and add at the start and end around the longest
+      common substring; see ``classes_``). Forms seen in training take
+      their most frequent training lemma (the dictionary); other forms take
+      the predicted script applied to the form, or the form itself when the
+      script cuts more characters than the form has. Scripts seen once in
+      training are trained as the most frequent script.
+
+    ``predict``, ``transform`` and ``score`` work with the final strings
+    (lemmas, not scripts); :meth:`predict_classes` gives the scripts.
+
+    As a transformer it writes the predictions into each token's ``target``
     field, so that ``make_pipeline(EasyFirstBeamTagger(target="upos"),
     EasyFirstBeamParser(pos="upos"))`` parses raw words. ``fit_transform``
     uses k-fold jackknifing, so the next step trains on tags as noisy as
@@ -126,9 +145,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         Number of action sequences kept (1 is greedy easy-first tagging).
     n_epochs : int, default=10
         Passes over the training sentences in ``fit``.
-    target : {"upos", "xpos"}, default="upos"
-        Token field that holds gold tags (when ``y`` is not given) and that
-        ``transform`` overwrites.
+    target : {"upos", "xpos", "feats", "lemma"}, default="upos"
+        Token field that holds the gold values (when ``y`` is not given) and
+        that ``transform`` overwrites.
     average : bool, default=True
         Predict with the averaged perceptron weights.
     merge_states : bool, default=True
@@ -152,7 +171,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     Attributes
     ----------
     classes_ : ndarray of str
-        The tag set.
+        The tag set; for ``target="lemma"`` the edit scripts, written
+        ``"<case>:<cut at start>:<cut at end>:<length of the text added at
+        the start>:<text added at the start><text added at the end>"`` with
+        case ``l`` (edit the lower-cased form), ``t`` (the same, then the first
+        letter upper-cased) or ``k`` (edit the form as is): ``"l:0:1:0:"``
+        turns "Dogs" into "dog", ``"l:0:3:0:y"`` "studies" into "study".
+    lemma_forms_, lemma_lemmas_ : ndarray of str
+        ``target="lemma"`` only: the training forms, sorted, and the most
+        frequent training lemma of each (the dictionary).
+    default_script_ : str
+        ``target="lemma"`` only: the most frequent script, which rare
+        scripts train as.
+    tag_context_values_ : ndarray of int
+        The value each tag gives in its neighbours' tag features.
     vocabularies_ : dict of Vocabulary
         Forms (``"form"``), lower-cased forms (``"lower"``), and the
         prefixes, suffixes and shapes of the training forms
