@@ -269,7 +269,7 @@ def test_lemma_tagger_uses_the_dictionary_first_then_scripts():
     for s in X_TRAIN:
         for t in s:
             counts[t["form"]][t["lemma"]] += 1
-    lemmas = tagger.predict(X_TEST)
+    lemmas = tagger.predict(_words_only(X_TEST))  # forms only: the form dictionary
     scripts = tagger.predict_classes(X_TEST)
     seen = unseen = 0
     for s, row, script_row in zip(X_TEST, lemmas, scripts):
@@ -285,11 +285,24 @@ def test_lemma_tagger_uses_the_dictionary_first_then_scripts():
     sentence = [{"form": "was"}, {"form": "better"}]
     assert tagger.predict([sentence]) == [["be", counts["better"].most_common(1)[0][0]]]
     # the score is the accuracy of the final lemmas, above keeping every form as it is
-    accuracy = tagger.score(X_TEST)
+    accuracy = tagger.score(_words_only(X_TEST), _tags(X_TEST, "lemma"))
     gold = _tags(X_TEST, "lemma")
     assert accuracy == np.mean([a == b for g, p in zip(gold, lemmas) for a, b in zip(g, p)])
     as_is = np.mean([t["form"] == t["lemma"] for s in X_TEST for t in s])
     assert accuracy > 0.9 and accuracy > as_is + 0.1, (accuracy, as_is)
+
+
+def test_lemma_dictionary_of_form_and_upos_comes_first():
+    X = ([[{"form": "saw", "upos": "VERB", "lemma": "see"}]] * 2
+         + [[{"form": "saw", "upos": "NOUN", "lemma": "saw"}]])
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="lemma").fit(X)
+    assert tagger.predict([[{"form": "saw", "upos": "NOUN"}], [{"form": "saw"}],
+                           [{"form": "saw", "upos": "ADJ"}], ["saw"]]) == [
+        ["saw"], ["see"], ["see"], ["see"]]  # an unseen pair falls back to the form
+    # trained without UPOS, the tagger ignores the UPOS of its input
+    plain = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="lemma").fit(
+        [[{"form": t["form"], "lemma": t["lemma"]} for t in s] for s in X])
+    assert plain.predict([[{"form": "saw", "upos": "NOUN"}]]) == [["see"]]
 
 
 def test_lemma_scripts_generalise_to_unseen_forms():

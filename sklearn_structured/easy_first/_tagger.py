@@ -84,6 +84,16 @@ def _forms(sentences):
     return [[token_field(token, "form") or "" for token in sentence] for sentence in sentences]
 
 
+def _form_pos_keys(sentences):
+    """``form<TAB>upos`` for every token that has a UPOS, else ``""`` (a key never stored)."""
+    keys = []
+    for sentence in sentences:
+        for token in sentence:
+            upos = token_field(token, "upos")
+            keys.append(f"{token_field(token, 'form') or ''}\t{upos}" if upos else "")
+    return keys
+
+
 def _with_target(sentence, field, tags):
     """A copy of ``sentence`` whose tokens carry ``tags`` in ``field``."""
     out = []
@@ -125,10 +135,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
       case rule -- lower-case, first letter upper, or as is -- and the
       characters to cut and add at the start and end around the longest
       common substring; see ``classes_``). Forms seen in training take
-      their most frequent training lemma (the dictionary); other forms take
-      the predicted script applied to the form, or the form itself when the
-      script cuts more characters than the form has. Scripts seen once in
-      training are trained as the most frequent script.
+      their most frequent training lemma (the dictionary): of the form with
+      the token's UPOS when the token has a UPOS (a UPOS tagger's output, for
+      instance) and that pair was seen in training, else of the form. Other
+      forms take the predicted script applied to the form, or the form itself
+      when the script cuts more characters than the form has. Scripts seen
+      once in training are trained as the most frequent script.
 
     ``predict``, ``transform`` and ``score`` work with the final strings
     (lemmas, not scripts); :meth:`predict_classes` gives the scripts.
@@ -180,6 +192,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     lemma_forms_, lemma_lemmas_ : ndarray of str
         ``target="lemma"`` only: the training forms, sorted, and the most
         frequent training lemma of each (the dictionary).
+    lemma_form_pos_, lemma_form_pos_lemmas_ : ndarray of str
+        ``target="lemma"`` only: the (form, UPOS) pairs of the training
+        tokens that have a UPOS, written ``form<TAB>upos`` and sorted, and
+        the most frequent lemma of each.
     default_script_ : str
         ``target="lemma"`` only: the most frequent script, which rare
         scripts train as.
@@ -272,8 +288,11 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         counts = Counter(t for row in self._classes_of(sentences, tags) for t in row)
         if self.target == "lemma":
             forms = [f for row in _forms(sentences) for f in row]
-            self.lemma_forms_, self.lemma_lemmas_ = lemma_dictionary(
-                forms, [t for row in tags for t in row])
+            lemmas = [t for row in tags for t in row]
+            self.lemma_forms_, self.lemma_lemmas_ = lemma_dictionary(forms, lemmas)
+            keys = _form_pos_keys(sentences)
+            self.lemma_form_pos_, self.lemma_form_pos_lemmas_ = lemma_dictionary(
+                [k for k in keys if k], [lemma for k, lemma in zip(keys, lemmas) if k])
             self.default_script_ = counts.most_common(1)[0][0]
             counts = Counter({t: c for t, c in counts.items()
                               if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
@@ -369,7 +388,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             return [self.classes_[tags].tolist() for tags, _ in tagged]
         forms = _forms(sentences)
         flat = [f for row in forms for f in row]
-        known = iter(look_up(self.lemma_forms_, self.lemma_lemmas_, flat))
+        by_form = look_up(self.lemma_forms_, self.lemma_lemmas_, flat)
+        by_pair = look_up(self.lemma_form_pos_, self.lemma_form_pos_lemmas_,
+                          _form_pos_keys(sentences))
+        known = iter(p if p is not None else f for p, f in zip(by_pair, by_form))
         out = []
         for row, (tags, _) in zip(forms, tagged):
             out.append([])
