@@ -95,7 +95,8 @@ def render(store):
     results = [json.loads(p.read_text()) for p in sorted(store.glob("taggers_*.json"))]
     out = ["Token accuracy of the final strings (UFeats: the whole FEATS string; Lemma: "
            "after the dictionary), train on train, default settings, "
-           "`NUMBA_NUM_THREADS=1`. Each row names the command that produced it."]
+           "`NUMBA_NUM_THREADS=1`. The commands that produced the stored results are listed at the end; "
+           "`--treebanks` with no value only re-renders this section."]
     rows = []
     for r in sorted(results, key=lambda r: (r["treebank"], r["target"], r["seed"])):
         rows.append([r["treebank"], NAMES[r["target"]], r["beam"], r["seed"], r["n_classes"],
