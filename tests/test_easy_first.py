@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
+from sklearn_structured.easy_first._edit_scripts import apply_script
 from sklearn_structured.metrics import attachment_score
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
@@ -230,3 +231,147 @@ def test_tagger_features_are_the_shared_hash_of_corpus_ids():
         assert list(keys[j]) == expected, word
     # seen and unseen forms, present and absent flags were exercised
     assert lower["the"] > 0 and "cats" not in form and "-" in attrs and "A" in attrs
+
+
+# --- FEATS and LEMMA targets ------------------------------------------------------
+
+def _seen_forms(X):
+    return {t["form"] for s in X for t in s}
+
+
+def test_feats_tagger_predicts_whole_feats_strings():
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=5, target="feats", random_state=0)
+    tagger.fit(X_TRAIN)
+    assert "_" in tagger.classes_  # no features is a class of its own
+    predicted = tagger.predict(X_TEST)
+    assert all(isinstance(v, str) for row in predicted for v in row)
+    gold = _tags(X_TEST, "feats")
+    accuracy = tagger.score(X_TEST)
+    assert accuracy == np.mean([a == b for g, p in zip(gold, predicted) for a, b in zip(g, p)])
+    # beats giving every word its most frequent FEATS in training (unseen words: "_")
+    counts = defaultdict(Counter)
+    for s in X_TRAIN:
+        for t in s:
+            counts[t["form"]][t["feats"]] += 1
+    baseline = np.mean([(counts[t["form"]].most_common(1)[0][0] if t["form"] in counts
+                         else "_") == t["feats"] for s in X_TEST for t in s])
+    assert accuracy > baseline + 0.03, (accuracy, baseline)
+    tagged = tagger.transform(_words_only(X_TEST[:5]))
+    assert _tags(tagged, "feats") == predicted[:5]
+
+
+def test_lemma_tagger_uses_the_dictionary_first_then_scripts():
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=5, target="lemma", random_state=0)
+    tagger.fit(X_TRAIN)
+    assert all(c.count(":") >= 4 for c in tagger.classes_)  # the classes are edit scripts
+    # a training form gets its most frequent training lemma, whatever the script says
+    counts = defaultdict(Counter)
+    for s in X_TRAIN:
+        for t in s:
+            counts[t["form"]][t["lemma"]] += 1
+    lemmas = tagger.predict(_words_only(X_TEST))  # forms only: the form dictionary
+    scripts = tagger.predict_classes(X_TEST)
+    seen = unseen = 0
+    for s, row, script_row in zip(X_TEST, lemmas, scripts):
+        for t, lemma, script in zip(s, row, script_row):
+            if t["form"] in counts:
+                assert lemma == counts[t["form"]].most_common(1)[0][0]
+                seen += 1
+            else:
+                assert lemma == apply_script(t["form"], script)
+                unseen += 1
+    assert seen > 0 and unseen > 0
+    # the dictionary holds a form whose predicted script would give another lemma
+    sentence = [{"form": "was"}, {"form": "better"}]
+    assert tagger.predict([sentence]) == [["be", counts["better"].most_common(1)[0][0]]]
+    # the score is the accuracy of the final lemmas, above keeping every form as it is
+    accuracy = tagger.score(_words_only(X_TEST), _tags(X_TEST, "lemma"))
+    gold = _tags(X_TEST, "lemma")
+    assert accuracy == np.mean([a == b for g, p in zip(gold, lemmas) for a, b in zip(g, p)])
+    as_is = np.mean([t["form"] == t["lemma"] for s in X_TEST for t in s])
+    assert accuracy > 0.9 and accuracy > as_is + 0.1, (accuracy, as_is)
+
+
+def test_lemma_dictionary_of_form_and_upos_comes_first():
+    X = ([[{"form": "saw", "upos": "VERB", "lemma": "see"}]] * 2
+         + [[{"form": "saw", "upos": "NOUN", "lemma": "saw"}]])
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="lemma").fit(X)
+    assert tagger.predict([[{"form": "saw", "upos": "NOUN"}], [{"form": "saw"}],
+                           [{"form": "saw", "upos": "ADJ"}], ["saw"]]) == [
+        ["saw"], ["see"], ["see"], ["see"]]  # an unseen pair falls back to the form
+    # trained without UPOS, the tagger ignores the UPOS of its input
+    plain = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="lemma").fit(
+        [[{"form": t["form"], "lemma": t["lemma"]} for t in s] for s in X])
+    assert plain.predict([[{"form": "saw", "upos": "NOUN"}]]) == [["see"]]
+
+
+def test_lemma_scripts_generalise_to_unseen_forms():
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=8, target="lemma", random_state=0)
+    tagger.fit(X_TRAIN)
+    seen = _seen_forms(X_TRAIN)
+    pairs = [(t["form"], t["lemma"], p) for s, row in zip(X_TEST, tagger.predict(X_TEST))
+             for t, p in zip(s, row) if t["form"] not in seen]
+    accuracy = np.mean([lemma == p for _, lemma, p in pairs])
+    as_is = np.mean([lemma == form for form, lemma, _ in pairs])
+    lowered = np.mean([lemma == form.lower() for form, lemma, _ in pairs])
+    assert accuracy > max(as_is, lowered) + 0.03, (accuracy, as_is, lowered)
+
+
+def test_lemma_transform_writes_lemmas_and_keeps_other_fields():
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="lemma", random_state=0)
+    X = X_TRAIN[:60]
+    tagger.fit(X)
+    tagged = tagger.transform(X_TEST[:5])
+    assert _tags(tagged, "lemma") == tagger.predict(X_TEST[:5])
+    assert _tags(tagged, "upos") == _tags(X_TEST[:5], "upos")
+    # plain string tokens work too
+    words = [[t["form"] for t in s] for s in X_TEST[:3]]
+    assert _tags(tagger.transform(words), "lemma") == tagger.predict(X_TEST[:3])
+
+
+def test_lemma_and_feats_underscore_are_values():
+    # "_" in FEATS is "no features"; a lemma "_" (as EWT gives some typos) is kept
+    X = [[{"form": "Dogs", "lemma": "dog", "feats": "Number=Plur"},
+          {"form": "barkz", "lemma": "_", "feats": "_"}]] * 3
+    for target, expected in (("feats", ["Number=Plur", "_"]), ("lemma", ["dog", "_"])):
+        tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=3, target=target,
+                                     min_feature_count=1).fit(X)
+        assert tagger.predict(X[:1]) == [expected]
+    with pytest.raises(ValueError, match=r"X\[0\] has a token without a 'lemma' field"):
+        EasyFirstBeamTagger(target="lemma").fit([[{"form": "a"}]])
+
+
+@pytest.mark.parametrize("target", ["feats", "lemma"])
+def test_feats_and_lemma_tagger_api(target):
+    check_structured_estimator(
+        EasyFirstBeamTagger(beam_size=2, n_epochs=1, target=target, random_state=0),
+        X_TRAIN[:40], _tags(X_TRAIN[:40], target),
+        param_grid={"beam_size": [1, 2], "n_epochs": [1, 2]},
+        epochs_param="n_epochs",
+    )
+
+
+def test_lemma_tagger_saves_in_the_safe_format(tmp_path):
+    from sklearn_structured.utils import load_model, save_model
+
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="lemma", random_state=0)
+    tagger.fit(X_TRAIN[:80])
+    save_model(tagger, tmp_path / "lemma.npz")
+    loaded = load_model(tmp_path / "lemma.npz")
+    assert loaded.predict(X_TEST) == tagger.predict(X_TEST)
+    np.testing.assert_array_equal(loaded.lemma_forms_, tagger.lemma_forms_)
+    assert loaded.get_params() == tagger.get_params()
+
+
+def test_many_tags_share_context_values():
+    # more tags than the context block keeps: the rare ones share one value
+    from sklearn_structured.easy_first import _tagger
+
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="feats").fit(X_TRAIN)
+    values = tagger.tag_context_values_
+    assert len(tagger.classes_) > _tagger._MAX_CONTEXT_TAGS
+    assert values.max() == _tagger._MAX_CONTEXT_TAGS - 1
+    shared = values == values.max()
+    assert shared.sum() == len(values) - (_tagger._MAX_CONTEXT_TAGS - 1)
+    upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:50])
+    assert np.array_equal(upos.tag_context_values_, np.arange(len(upos.classes_)))

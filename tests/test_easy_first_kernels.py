@@ -299,15 +299,17 @@ def test_repeated_updates_learn_every_tree_of_a_sentence(beam):
 
 # --- tagger ----------------------------------------------------------------------
 
-def _tagger_problem(rng, n, n_tags, n_static_rows=30, k=3):
+def _tagger_problem(rng, n, n_tags, n_static_rows=30, k=3, values=None):
+    """Static rows, weights and the tag context (identity unless ``values`` are given)."""
     static_rows = rng.integers(0, n_static_rows, size=(n, k)).astype(np.int64)
-    rows = n_static_rows + tk.n_dynamic_rows(n_tags)
-    return static_rows, rng.normal(size=(rows, n_tags)), n_static_rows
+    context = tk.tag_context(n_static_rows, np.arange(n_tags) if values is None else values)
+    rows = n_static_rows + tk.n_dynamic_rows(context.n_values)
+    return static_rows, rng.normal(size=(rows, n_tags)), context
 
 
 def _tag_action_score(static_rows, tags, j, t, W, n_tags, base):
     rows = np.empty(tk.N_DYNAMIC, np.int64)
-    tk.dynamic_rows(tags, j, n_tags, base, rows)
+    tk.dynamic_rows(tags, j, base, rows)
     static = sum(W[r, t] for r in static_rows[j] if r > 0)
     return static + W[rows, t].sum()
 
@@ -341,11 +343,14 @@ def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False)
     return tags, order, clean == 1, records[0]
 
 
-@pytest.mark.parametrize("n, n_tags", [(1, 3), (2, 2), (3, 2), (3, 3)])
-def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags):
+@pytest.mark.parametrize("n, n_tags, values", [(1, 3, None), (2, 2, None), (3, 2, None),
+                                               (3, 3, None), (3, 3, [0, 1, 1]),
+                                               (4, 3, [0, 0, 0])])
+def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values):
+    # values: tags sharing a context value (as the rare tags of a large tag set do)
     rng = np.random.default_rng(100 + n)
     for _ in range(3):
-        static_rows, W, base = _tagger_problem(rng, n, n_tags)
+        static_rows, W, base = _tagger_problem(rng, n, n_tags, values=values)
         results = list(_all_taggings(static_rows, W, n_tags, base))
         best_score, best_tags = max(results, key=lambda x: x[0])
         gold = np.zeros(n, np.int64)
@@ -361,7 +366,7 @@ def test_tagger_updates_are_valid_and_learn_the_gold_tags():
     static_rows[:, 0] = np.arange(1, n + 1)  # a distinct feature per word: separable
     gold = rng.integers(0, n_tags, size=n).astype(np.int64)
     for beam in (1, 3):
-        W = np.zeros((base + tk.n_dynamic_rows(n_tags), n_tags))
+        W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values), n_tags))
         U = np.zeros_like(W)
         for _ in range(40):
             _, _, ok, record = _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True)

@@ -1,5 +1,6 @@
 """EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
 
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Integral
 
@@ -26,10 +27,18 @@ from ..utils import (
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
+from ._edit_scripts import apply_script, encode_script, lemma_dictionary, look_up
 
 _PREFIX_LENGTHS = (1, 2, 3, 4)
 _SUFFIX_LENGTHS = (1, 2, 3, 4, 5, 6, 7)
 _CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter suffix
+# With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
+# value in the neighbours' tag features, which keeps that block of rows small.
+_MAX_CONTEXT_TAGS = 64
+# Lemma scripts seen fewer times in the first training data are trained as the
+# most frequent script: they are mostly one irregular word each, which the
+# dictionary lemmatises, and each would cost a weight column.
+_MIN_SCRIPT_COUNT = 2
 
 
 def _word_attributes(form):
@@ -62,6 +71,29 @@ def static_feature_keys(sentences, vocabularies):
     return keys, corpus.offsets
 
 
+def _gold_value(token, field):
+    """A token's gold value of ``field``. For FEATS and LEMMA the CoNLL-U ``_`` is a value
+    of its own (no features; a lemma left unspecified, as treebanks do for some typos),
+    which the taggers learn and the CoNLL 2018 scorer compares like any other."""
+    if field in ("feats", "lemma"):
+        return token.get(field) if isinstance(token, Mapping) else None
+    return token_field(token, field)
+
+
+def _forms(sentences):
+    return [[token_field(token, "form") or "" for token in sentence] for sentence in sentences]
+
+
+def _form_pos_keys(sentences):
+    """``form<TAB>upos`` for every token that has a UPOS, else ``""`` (a key never stored)."""
+    keys = []
+    for sentence in sentences:
+        for token in sentence:
+            upos = token_field(token, "upos")
+            keys.append(f"{token_field(token, 'form') or ''}\t{upos}" if upos else "")
+    return keys
+
+
 def _with_target(sentence, field, tags):
     """A copy of ``sentence`` whose tokens carry ``tags`` in ``field``."""
     out = []
@@ -76,7 +108,7 @@ def _with_target(sentence, field, tags):
 
 
 class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
-    """Easy-first POS tagger with beam search and valid early update.
+    """Easy-first tagger with beam search and valid early update: POS, FEATS or lemmas.
 
     Tags the words of a sentence in easy-first order: at every step the
     best-scoring (word, tag) pair among untagged words is chosen, so a word
@@ -90,9 +122,30 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     ``t-2 t-1``, ``t+1 t+2``, ``t-1 t+1`` (a neighbour not yet tagged has
     its own value) -- plus suffixes of length 5 to 7, flags for a hyphen, a
     digit and an upper-case letter, the lower-cased word, the pairs
-    ``w-1 w+1``, ``suffix3 w-1`` and ``suffix3 w+1``.
+    ``w-1 w+1``, ``suffix3 w-1`` and ``suffix3 w+1``. With more than 64
+    tags (FEATS strings, lemma scripts) the neighbours' tag features tell
+    apart the 63 most frequent tags and lump the others together.
 
-    As a transformer it writes predicted tags into each token's ``target``
+    What is predicted depends on ``target``:
+
+    - ``"upos"``, ``"xpos"``: the tag.
+    - ``"feats"``: the whole FEATS string is one tag; ``"_"`` (no features)
+      is a tag of its own.
+    - ``"lemma"``: the tag is an edit script from the form to its lemma (a
+      case rule -- lower-case, first letter upper, or as is -- and the
+      characters to cut and add at the start and end around the longest
+      common substring; see ``classes_``). Forms seen in training take
+      their most frequent training lemma (the dictionary): of the form with
+      the token's UPOS when the token has a UPOS (a UPOS tagger's output, for
+      instance) and that pair was seen in training, else of the form. Other
+      forms take the predicted script applied to the form, or the form itself
+      when the script cuts more characters than the form has. Scripts seen
+      once in training are trained as the most frequent script.
+
+    ``predict``, ``transform`` and ``score`` work with the final strings
+    (lemmas, not scripts); :meth:`predict_classes` gives the scripts.
+
+    As a transformer it writes the predictions into each token's ``target``
     field, so that ``make_pipeline(EasyFirstBeamTagger(target="upos"),
     EasyFirstBeamParser(pos="upos"))`` parses raw words. ``fit_transform``
     uses k-fold jackknifing, so the next step trains on tags as noisy as
@@ -104,9 +157,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         Number of action sequences kept (1 is greedy easy-first tagging).
     n_epochs : int, default=10
         Passes over the training sentences in ``fit``.
-    target : {"upos", "xpos"}, default="upos"
-        Token field that holds gold tags (when ``y`` is not given) and that
-        ``transform`` overwrites.
+    target : {"upos", "xpos", "feats", "lemma"}, default="upos"
+        Token field that holds the gold values (when ``y`` is not given) and
+        that ``transform`` overwrites.
     average : bool, default=True
         Predict with the averaged perceptron weights.
     merge_states : bool, default=True
@@ -130,7 +183,24 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     Attributes
     ----------
     classes_ : ndarray of str
-        The tag set.
+        The tag set; for ``target="lemma"`` the edit scripts, written
+        ``"<case>:<cut at start>:<cut at end>:<length of the text added at
+        the start>:<text added at the start><text added at the end>"`` with
+        case ``l`` (edit the lower-cased form), ``t`` (the same, then the first
+        letter upper-cased) or ``k`` (edit the form as is): ``"l:0:1:0:"``
+        turns "Dogs" into "dog", ``"l:0:3:0:y"`` "studies" into "study".
+    lemma_forms_, lemma_lemmas_ : ndarray of str
+        ``target="lemma"`` only: the training forms, sorted, and the most
+        frequent training lemma of each (the dictionary).
+    lemma_form_pos_, lemma_form_pos_lemmas_ : ndarray of str
+        ``target="lemma"`` only: the (form, UPOS) pairs of the training
+        tokens that have a UPOS, written ``form<TAB>upos`` and sorted, and
+        the most frequent lemma of each.
+    default_script_ : str
+        ``target="lemma"`` only: the most frequent script, which rare
+        scripts train as.
+    tag_context_values_ : ndarray of int
+        The value each tag gives in its neighbours' tag features.
     vocabularies_ : dict of Vocabulary
         Forms (``"form"``), lower-cased forms (``"lower"``), and the
         prefixes, suffixes and shapes of the training forms
@@ -155,7 +225,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
-        "target": [StrOptions({"upos", "xpos"})],
+        "target": [StrOptions({"upos", "xpos", "feats", "lemma"})],
         "min_feature_count": [Interval(Integral, 1, None, closed="left")],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
     }
@@ -176,7 +246,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):
-        """Validated sentences and tag sequences, from ``y`` or the ``target`` field."""
+        """Validated sentences and gold values (tags, FEATS strings or lemmas), from ``y``
+        or the ``target`` field."""
         if y is not None:
             y = list(y)
             if not any(_is_parser_target(tags) for tags in y):
@@ -184,7 +255,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         sentences = check_sentences(X, require_any=True)
         tags = []
         for i, sentence in enumerate(sentences):
-            row = [token_field(token, self.target) for token in sentence]
+            row = [_gold_value(token, self.target) for token in sentence]
             if any(t is None for t in row):
                 raise ValueError(
                     f"X[{i}] has a token without a {self.target!r} field; give the tags as y "
@@ -193,27 +264,65 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             tags.append(row)
         return sentences, tags
 
+    def _classes_of(self, sentences, values):
+        """The class sequences the kernels learn: the values themselves, or for lemmas
+        the edit scripts from each form to its lemma."""
+        if self.target != "lemma":
+            return values
+        return [[encode_script(form, lemma) for form, lemma in zip(forms, row)]
+                for forms, row in zip(_forms(sentences), values)]
+
     def _encode(self, sentences):
         """(weight rows of the static features, one row of templates per token; offsets)."""
         keys, offsets = static_feature_keys(sentences, self.vocabularies_)
         return kept_positions(keys, self.feature_keys_) + 1, offsets  # row 0: not kept
 
+    def _context(self):
+        values = getattr(self, "tag_context_values_", None)
+        if values is None:  # a model fitted before the tag context was stored
+            values = np.arange(len(self.classes_))
+        return kernels.tag_context(self.dynamic_base_, values)
+
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):
-        self.classes_ = np.array(sorted({t for row in tags for t in row}))
+        counts = Counter(t for row in self._classes_of(sentences, tags) for t in row)
+        if self.target == "lemma":
+            forms = [f for row in _forms(sentences) for f in row]
+            lemmas = [t for row in tags for t in row]
+            self.lemma_forms_, self.lemma_lemmas_ = lemma_dictionary(forms, lemmas)
+            keys = _form_pos_keys(sentences)
+            self.lemma_form_pos_, self.lemma_form_pos_lemmas_ = lemma_dictionary(
+                [k for k in keys if k], [lemma for k, lemma in zip(keys, lemmas) if k])
+            self.default_script_ = counts.most_common(1)[0][0]
+            counts = Counter({t: c for t, c in counts.items()
+                              if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
+        self.classes_ = np.array(sorted(counts))
+        n_tags = len(self.classes_)
+        if n_tags <= _MAX_CONTEXT_TAGS:
+            self.tag_context_values_ = np.arange(n_tags)
+        else:  # the most frequent tags keep their own value, the others share the last
+            frequent = {t for t, _ in counts.most_common(_MAX_CONTEXT_TAGS - 1)}
+            ranks = {t: k for k, t in enumerate(sorted(frequent))}
+            self.tag_context_values_ = np.array(
+                [ranks.get(t, _MAX_CONTEXT_TAGS - 1) for t in self.classes_], np.int64)
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         keys, _ = static_feature_keys(sentences, self.vocabularies_)
         keys, counts = np.unique(keys[keys >= 0], return_counts=True)
         self.feature_keys_ = keys[counts >= self.min_feature_count]
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
-        n_tags = len(self.classes_)
-        return self.dynamic_base_ + kernels.n_dynamic_rows(n_tags), n_tags
+        n_values = int(self.tag_context_values_.max()) + 1
+        return self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags
 
     def _encode_training(self, sentences, tags):
         static, offsets = self._encode(sentences)
         index = {t: k for k, t in enumerate(self.classes_)}
+        classes = self._classes_of(sentences, tags)
+        if self.target == "lemma":  # rare scripts train as the most frequent one
+            default = index[self.default_script_]
+            gold = np.array([index.get(t, default) for row in classes for t in row], np.int64)
+            return static, gold, offsets
         try:
-            gold = np.array([index[t] for row in tags for t in row], np.int64)
+            gold = np.array([index[t] for row in classes for t in row], np.int64)
         except KeyError as exc:
             raise ValueError(
                 f"tag {exc.args[0]!r} was not in the tag set of the first training data"
@@ -222,7 +331,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def _run_epoch(self, data, order, perceptron, records):
         static, gold, offsets = data
-        return kernels.train_epoch(static, offsets, gold, order, perceptron, self.dynamic_base_,
+        return kernels.train_epoch(static, offsets, gold, order, perceptron, self._context(),
                                    self._search(), records)
 
     # --- public API -----------------------------------------------------
@@ -265,17 +374,42 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         def tag_chunk(W, chunk):
             static, offsets = self._encode(chunk)
-            tags, order = kernels.tag(static, offsets, W, self.dynamic_base_, self._search())
+            tags, order = kernels.tag(static, offsets, W, self._context(), self._search())
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 
         results = self._predict_chunks(sentences, tag_chunk)
         return sentences, [pair for chunk in results for pair in chunk]
 
+    def _values(self, sentences, tagged):
+        """The strings written into ``target``: the predicted tags, or for lemmas the
+        dictionary lemma of a training form and else the predicted script's lemma."""
+        if self.target != "lemma":
+            return [self.classes_[tags].tolist() for tags, _ in tagged]
+        forms = _forms(sentences)
+        flat = [f for row in forms for f in row]
+        by_form = look_up(self.lemma_forms_, self.lemma_lemmas_, flat)
+        by_pair = look_up(self.lemma_form_pos_, self.lemma_form_pos_lemmas_,
+                          _form_pos_keys(sentences))
+        known = iter(p if p is not None else f for p, f in zip(by_pair, by_form))
+        out = []
+        for row, (tags, _) in zip(forms, tagged):
+            out.append([])
+            for form, script in zip(row, self.classes_[tags]):
+                lemma = next(known)
+                out[-1].append(apply_script(form, script) if lemma is None else lemma)
+        return out
+
     def predict(self, X):
-        """Tag sequences: a list of lists of tag strings."""
+        """Predicted values, a list of lists of str: tags or FEATS strings, or lemmas
+        (not their scripts) when ``target="lemma"``."""
+        sentences, tagged = self._tag(X)
+        return self._values(sentences, tagged)
+
+    def predict_classes(self, X):
+        """The predicted classes (for lemmas the edit scripts, see ``classes_``)."""
         _, tagged = self._tag(X)
-        return [list(self.classes_[tags]) for tags, _ in tagged]
+        return [self.classes_[tags].tolist() for tags, _ in tagged]
 
     def tagging_order(self, X):
         """For every sentence, the step (0-based) at which each word was tagged."""
@@ -285,8 +419,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     def transform(self, X):
         """Sentences whose tokens carry the predicted tags in the ``target`` field."""
         sentences, tagged = self._tag(X)
-        return [_with_target(s, self.target, self.classes_[tags])
-                for s, (tags, _) in zip(sentences, tagged)]
+        return [_with_target(s, self.target, values)
+                for s, values in zip(sentences, self._values(sentences, tagged))]
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit on all of X, and tag X by jackknifing (each fold by a model not trained on it)."""
@@ -309,7 +443,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return out
 
     def score(self, X, y=None):
-        """Token accuracy against ``y`` (or the ``target`` field when y is None)."""
+        """Token accuracy of :meth:`predict` against ``y`` (or the ``target`` field when y
+        is None): for lemmas, of the final lemmas, not of the scripts."""
         sentences, tags = self._gold_tags(X, y)
         return token_accuracy(tags, self.predict(sentences))
 

@@ -6,12 +6,17 @@ flags, the neighbouring words: hashed by :func:`static_feature_keys`, then rows 
 ``static_rows``, 0 meaning "no such feature")
 plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
 ``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
-neighbour's tag value is its tag id, ``T`` when still untagged and ``T + 1``
-outside the sentence; those features index a dense block of rows starting at
-``dynamic_base``. ``W`` has one column per tag, which conjoins every feature
-with the action's tag. Tagging word ``j`` changes only the dynamic features of
-``j-2..j+2``, so only their cached scores are recomputed.
+neighbour's tag value is its context value ``context.values[tag]`` (the tag id
+itself when the tag set is small; with many tags, as FEATS strings or lemma edit
+scripts, the rarer tags share one value so that the block stays small), ``C``
+(``context.n_values``) when still untagged and ``C + 1`` outside the sentence;
+those features index a dense block of rows starting at ``context.base``. ``W``
+has one column per tag, which conjoins every feature with the action's tag.
+Tagging word ``j`` changes only the dynamic features of ``j-2..j+2``, so only
+their cached scores are recomputed.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -68,42 +73,59 @@ def static_feature_keys(form, lower, attributes, suffix, offsets):
     return out
 
 
-def n_dynamic_rows(n_tags):
-    """Rows used by the tag-context features of a tag set of ``n_tags`` tags."""
-    v = n_tags + 2
+class TagContext(NamedTuple):
+    """Where the tag-context features live and what a neighbour's tag reads as."""
+
+    base: int
+    """First weight row of the tag-context block."""
+    values: np.ndarray
+    """int64, one per tag: the value a neighbour with that tag gives, in ``[0, n_values)``."""
+    n_values: int
+
+
+def tag_context(base, values):
+    """A :class:`TagContext`; ``values`` maps each tag id to its context value."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return TagContext(int(base), values, int(values.max()) + 1 if len(values) else 0)
+
+
+def n_dynamic_rows(n_values):
+    """Rows used by the tag-context features when tags read as ``n_values`` values."""
+    v = n_values + 2
     return 2 * v + 3 * v * v
 
 
-@njit(cache=True, nogil=True)
-def _neighbour_tag(tags, q, n, n_tags):
+@njit(cache=True, nogil=True, inline="always")
+def _neighbour_tag(tags, q, n, context):
     if q < 0 or q >= n:
-        return n_tags + 1
-    return tags[q] if tags[q] >= 0 else n_tags
+        return context.n_values + 1
+    return context.values[tags[q]] if tags[q] >= 0 else context.n_values
 
 
 @njit(cache=True, nogil=True)
-def dynamic_rows(tags, j, n_tags, dynamic_base, out):
+def dynamic_rows(tags, j, context, out):
     """Fill ``out[:5]`` with the rows of word ``j``'s tag-context features."""
     n = tags.shape[0]
-    v = n_tags + 2
-    left2 = _neighbour_tag(tags, j - 2, n, n_tags)
-    left = _neighbour_tag(tags, j - 1, n, n_tags)
-    right = _neighbour_tag(tags, j + 1, n, n_tags)
-    right2 = _neighbour_tag(tags, j + 2, n, n_tags)
-    out[0] = dynamic_base + left
-    out[1] = dynamic_base + v + right
-    out[2] = dynamic_base + 2 * v + left2 * v + left
-    out[3] = dynamic_base + 2 * v + v * v + right * v + right2
-    out[4] = dynamic_base + 2 * v + 2 * v * v + left * v + right
+    v = context.n_values + 2
+    base = context.base
+    left2 = _neighbour_tag(tags, j - 2, n, context)
+    left = _neighbour_tag(tags, j - 1, n, context)
+    right = _neighbour_tag(tags, j + 1, n, context)
+    right2 = _neighbour_tag(tags, j + 2, n, context)
+    out[0] = base + left
+    out[1] = base + v + right
+    out[2] = base + 2 * v + left2 * v + left
+    out[3] = base + 2 * v + v * v + right * v + right2
+    out[4] = base + 2 * v + 2 * v * v + left * v + right
 
 
 @njit(cache=True, nogil=True)
-def _refresh(tags, lo, hi, static, W, n_tags, dynamic_base, cache, rows):
+def _refresh(tags, lo, hi, static, W, n_tags, context, cache, rows):
     n = tags.shape[0]
     for q in range(max(lo, 0), min(hi, n - 1) + 1):
         if tags[q] >= 0:
             continue
-        dynamic_rows(tags, q, n_tags, dynamic_base, rows)
+        dynamic_rows(tags, q, context, rows)
         for t in range(n_tags):
             total = static[q, t]
             for d in range(N_DYNAMIC):
@@ -125,7 +147,7 @@ def _static_scores(static_rows, W, n_tags):
 
 
 @njit(cache=True, nogil=True)
-def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dynamic_base):
+def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, context):
     """Add ``delta`` times the features of the actions ``hist[:length]`` (``j * T + t``)."""
     n, k = static_rows.shape
     tags = np.full(n, -1, np.int64)
@@ -138,7 +160,7 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dy
             if row > 0:
                 W[row, t] += delta
                 U[row, t] += counter * delta
-        dynamic_rows(tags, j, n_tags, dynamic_base, rows)
+        dynamic_rows(tags, j, context, rows)
         for d in range(N_DYNAMIC):
             W[rows[d], t] += delta
             U[rows[d], t] += counter * delta
@@ -146,7 +168,7 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, dy
 
 
 @njit(cache=True, nogil=True)
-def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, train, tags_out,
+def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train, tags_out,
              order_out, record):
     """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
@@ -170,7 +192,7 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
     top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
-    _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, dynamic_base, cache[0, 0], rows)
+    _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, context, cache[0, 0], rows)
     correct[0, 0] = True
     n_items = 1
     for step in range(n):
@@ -213,7 +235,7 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
             hist[nxt, k, step] = j * T + t
             score[nxt, k] = top_score[k]
             signature[nxt, k] = top_sig[k]
-            _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, dynamic_base, cache[nxt, k], rows)
+            _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, context, cache[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
             final = step == n - 1
@@ -221,9 +243,9 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
                 break  # the best complete sequence is correct: no update
             length = early_update(record, topc_hist, hist[cur, best_c_b], step,
                                   best_c_j * T + gold[best_c_j], best_c, top_score[0], final)
-            _update_sequence(topc_hist, length, 1.0, static_rows, W, U, counter, T, dynamic_base)
+            _update_sequence(topc_hist, length, 1.0, static_rows, W, U, counter, T, context)
             _update_sequence(hist[nxt, 0], length, -1.0, static_rows, W, U, counter, T,
-                             dynamic_base)
+                             context)
             return False
     best = n % 2
     tags_out[:] = tags[best, 0]
@@ -232,7 +254,7 @@ def beam_tag(static_rows, gold, W, U, counter, dynamic_base, beam_size, merge, t
 
 
 @njit(cache=True, nogil=True)
-def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base, search,
+def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context, search,
                train, tags_out, order_out, records):
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
@@ -242,27 +264,27 @@ def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_b
         hi = offsets[i + 1]
         if train:
             seen[0] += 1.0
-        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, seen[0], dynamic_base,
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, seen[0], context,
                     search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
                     records[i]):
             n_clean += 1
     return n_clean
 
 
-def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base, search,
+def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, context, search,
                 records):
     """One perceptron pass; as :func:`._parser_kernels.train_epoch`, ``gold`` the tag ids."""
     scratch = np.empty(len(gold), np.int64)
-    return _run_batch(static_rows, offsets, gold, sentence_order, perceptron, dynamic_base,
+    return _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context,
                       search, True, scratch, np.empty_like(scratch), records)
 
 
-def tag(static_rows, offsets, weights, dynamic_base, search):
+def tag(static_rows, offsets, weights, context, search):
     """Tag ids and tagging steps of every word, laid end to end."""
     n_sentences = len(offsets) - 1
     tags = np.empty(len(static_rows), np.int64)
     order = np.empty_like(tags)
     _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences),
-               predicting(weights), dynamic_base, search, False, tags, order,
+               predicting(weights), context, search, False, tags, order,
                np.zeros((n_sentences, 5)))
     return tags, order
