@@ -402,7 +402,8 @@ def build_parser():
     p.add_argument("--parser", choices=sorted(PARSERS), default="lowrank",
                    help="the parser of a pipeline")
     p.add_argument("--targets", default="upos,xpos",
-                   help="the fields a pipeline tags, one tagger each, in this order")
+                   help="the fields a pipeline tags, one tagger each, in this order: any of "
+                   "upos, xpos, feats, lemma (lemma after upos uses the predicted UPOS)")
     p.add_argument("--tagger-param", action="append", metavar="KEY=VALUE",
                    help="parameter of every tagger of a pipeline, repeatable")
     p.add_argument("--n-folds", type=int, default=10,

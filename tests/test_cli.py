@@ -368,3 +368,21 @@ def test_evaluate_scores_tags_lemmas_and_feats(gold_and_pred, tmp_path, capsys):
         expected = sum(g[column] == p[column] for g, p in zip(golds, preds)) / n_words
         assert float(scores[name]) == pytest.approx(100 * expected, abs=0.006)
         assert float(scores[name]) < 100 * (1 - changed / n_words) + 1
+
+
+def test_pipeline_with_lemma_and_feats_taggers_fills_those_columns(sample_files, tmp_path):
+    train, test = sample_files
+    model, blank, parsed = (tmp_path / name for name in ("m.model", "blank.conllu", "p.conllu"))
+    assert main(["train", "--estimator", "pipeline", "--parser", "easyfirst", "--train",
+                 str(train), "--out", str(model), "--targets", "upos,feats,lemma",
+                 "--param", "beam_size=1", "--param", "n_epochs=1",
+                 "--tagger-param", "beam_size=1", "--tagger-param", "n_epochs=2",
+                 "--n-folds", "2"]) == 0
+    _blank_all_but_forms(test, blank)
+    assert main(["parse", "--model", str(model), str(blank), "-o", str(parsed)]) == 0
+    gold_words, words = _word_lines(test), _word_lines(parsed)
+    assert len(words) == len(gold_words)
+    for column in (2, 5):  # LEMMA and FEATS: predicted, mostly right
+        agree = sum(g[column] == w[column] for g, w in zip(gold_words, words)) / len(words)
+        assert 0.5 < agree < 1.0
+    assert all(w[4] == "_" for w in words)  # XPOS was not tagged: left as in the input

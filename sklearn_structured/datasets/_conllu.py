@@ -19,6 +19,8 @@ from ..utils import find_heads_error
 from ._base import gc_paused, open_text, source_name
 
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
+# the word columns a tagger predicts, which ConlluDocument.with_tags writes
+_TAG_COLUMNS = ("lemma", "upos", "xpos", "feats")
 _HEAD = COLUMNS.index("head")
 _DEPREL = COLUMNS.index("deprel")
 _DEPS = COLUMNS.index("deps")
@@ -343,15 +345,16 @@ class ConlluDocument:
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
     def with_tags(self, tags, field="upos"):
-        """A copy with the ``field`` column (``"upos"`` or ``"xpos"``) of every word replaced.
+        """A copy with the ``field`` column (``"lemma"``, ``"upos"``, ``"xpos"`` or
+        ``"feats"``) of every word replaced.
 
         Everything else is unchanged; this is how predicted tags are written out.
         A None tag is a missing one and is written ``_``; a tag that is not a
         str or None, is empty or holds a TAB or line break raises a
         ValueError naming the sentence and word.
         """
-        if field not in ("upos", "xpos"):
-            raise ValueError(f"field must be 'upos' or 'xpos', got {field!r}")
+        if field not in _TAG_COLUMNS:
+            raise ValueError(f"field must be one of {_TAG_COLUMNS}, got {field!r}")
         column = COLUMNS.index(field)
         tags = list(tags)
         if len(tags) != len(self.sentences):
