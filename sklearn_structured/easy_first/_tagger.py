@@ -278,10 +278,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return kept_positions(keys, self.feature_keys_) + 1, offsets  # row 0: not kept
 
     def _context(self):
-        values = getattr(self, "tag_context_values_", None)
-        if values is None:  # a model fitted before the tag context was stored
-            values = np.arange(len(self.classes_))
-        return kernels.tag_context(self.dynamic_base_, values)
+        return kernels.tag_context(self.dynamic_base_, self.tag_context_values_)
 
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):
@@ -391,14 +388,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         by_form = look_up(self.lemma_forms_, self.lemma_lemmas_, flat)
         by_pair = look_up(self.lemma_form_pos_, self.lemma_form_pos_lemmas_,
                           _form_pos_keys(sentences))
-        known = iter(p if p is not None else f for p, f in zip(by_pair, by_form))
-        out = []
-        for row, (tags, _) in zip(forms, tagged):
-            out.append([])
-            for form, script in zip(row, self.classes_[tags]):
-                lemma = next(known)
-                out[-1].append(apply_script(form, script) if lemma is None else lemma)
-        return out
+        scripts = [script for tags, _ in tagged for script in self.classes_[tags]]
+        lemmas = [pair if pair is not None else known if known is not None
+                  else apply_script(form, script)
+                  for form, script, pair, known in zip(flat, scripts, by_pair, by_form)]
+        ends = np.cumsum([len(row) for row in forms])
+        return [lemmas[end - len(row):end] for row, end in zip(forms, ends)]
 
     def predict(self, X):
         """Predicted values, a list of lists of str: tags or FEATS strings, or lemmas
