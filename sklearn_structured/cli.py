@@ -193,13 +193,19 @@ def cmd_train(args):
 
     _check_output_path(args.out)
     if args.estimator == "pipeline":
+        from functools import partial
+
+        from .pipeline import fit_parsing_pipeline
+
         estimator = _make_pipeline(args)
+        fit = partial(fit_parsing_pipeline, estimator)
     else:
         if args.tagger_param:
             raise CommandError("--tagger-param applies only to --estimator pipeline")
         params = _parse_params(args.param, args.estimator)
         params.setdefault("verbose", 1)
         estimator = _estimator_class(args.estimator)(**params)
+        fit = estimator.fit
     X, y = _load_treebank(args.train)
     X_val = y_val = None
     if args.dev:
@@ -208,12 +214,7 @@ def cmd_train(args):
         y = _gold_tags(X, estimator.target)
         y_val = None if X_val is None else _gold_tags(X_val, estimator.target)
     start = time.perf_counter()
-    if args.estimator == "pipeline":
-        from .pipeline import fit_parsing_pipeline
-
-        fit_parsing_pipeline(estimator, X, y, X_val=X_val, y_val=y_val)
-    else:
-        estimator.fit(X, y, X_val=X_val, y_val=y_val)
+    fit(X, y, X_val=X_val, y_val=y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     if args.format == "joblib":
         import joblib
