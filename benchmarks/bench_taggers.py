@@ -21,7 +21,6 @@ import os
 import shlex
 import sys
 import time
-from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
