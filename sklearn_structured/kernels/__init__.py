@@ -37,7 +37,9 @@ Chain and span decoders (:mod:`.chain`, :mod:`.cky`):
 Method-specific kernels live beside their estimator, except the rank-space
 inside/outside passes (:mod:`.rank_space`), which are decoders in their own
 right, and the hidden-state tree model (:mod:`.latent_tree`), shared by the
-spectral estimator and the synthetic corpus sampler.
+spectral estimator and the synthetic corpus sampler. Helpers shared by
+kernels of several estimators: the feature hash (:mod:`.hashing`) and a
+stable argsort cheap to compile (:mod:`.sorting`).
 
 Calling them from your own ``@njit`` code: pass ``k`` and ``single_root`` as
 variables, not literal constants, or numba compiles a literal-typed copy of

@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
+from ..kernels.sorting import stable_argsort
 
 # Values of features that have no token to read.
 OUTSIDE = -2  # a neighbour before the first or after the last word
@@ -168,7 +169,11 @@ def labelling_order(heads, lo, n, order):
             depth += 1
         h = heads[lo + m]
         rank[m] = depth * (n + 1) + (0 if h == 0 else abs(h - 1 - m))
-    order[:n] = np.argsort(rank, kind="mergesort")
+    # element by element: a slice assignment would compile numba's shape-error
+    # message formatting, a second of first-run compilation
+    ranked = stable_argsort(rank)
+    for i in range(n):
+        order[i] = ranked[i]
 
 
 @njit(cache=True, nogil=True)

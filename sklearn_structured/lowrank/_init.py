@@ -16,6 +16,7 @@ from numba import njit
 from scipy import sparse
 from sklearn.utils.extmath import randomized_svd
 
+from ..kernels.sorting import sorted_position
 from ._features import (
     A_HL_ML,
     A_HP,
@@ -57,11 +58,7 @@ _N_WORD_ONLY_PAIRS = 4  # the first rows need no tags
 
 @njit(cache=True, nogil=True, inline="always")
 def _word_column(table, template, value):
-    key = feature_hash(template, value, 0, 0, 0, 0)
-    j = np.searchsorted(table, key)
-    if j < len(table) and table[j] == key:
-        return j
-    return -1
+    return sorted_position(table, feature_hash(template, value, 0, 0, 0, 0))
 
 
 @njit(cache=True, nogil=True, inline="always")

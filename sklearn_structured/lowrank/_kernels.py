@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..kernels.sorting import stable_argsort
 from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
 
 
@@ -174,47 +175,10 @@ def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_fe
     return _merge_scalar(ids[:size], signs[:size])
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _stable_argsort(keys):
-    """Indices that sort ``keys``, equal keys in input order (bottom-up merge sort).
-
-    Written out because numba's generic ``argsort`` costs about two seconds
-    of compilation on first use, more than the whole of this function.
-    """
-    size = len(keys)
-    order = np.arange(size)
-    spare = np.empty(size, dtype=np.int64)
-    width = 1
-    while width < size:
-        for lo in range(0, size, 2 * width):
-            mid = min(lo + width, size)
-            hi = min(lo + 2 * width, size)
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if keys[order[j]] < keys[order[i]]:
-                    spare[k] = order[j]
-                    j += 1
-                else:
-                    spare[k] = order[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                spare[k] = order[i]
-                i += 1
-                k += 1
-            while j < hi:
-                spare[k] = order[j]
-                j += 1
-                k += 1
-        order, spare = spare, order
-        width *= 2
-    return order
-
-
 @njit(cache=True, nogil=True)
 def _merge_rows(ids, rows):
     """Sum the rows of equal ids (ids sorted on output)."""
-    order = _stable_argsort(ids)
+    order = stable_argsort(ids)
     out_ids = np.empty(len(ids), dtype=np.int64)
     out_rows = np.zeros((len(ids), rows.shape[1]))
     size = -1
