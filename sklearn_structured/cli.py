@@ -227,21 +227,9 @@ def cmd_train(args):
     return 0
 
 
-def _fields_read(parser):
-    """The tag fields a parser reads, in the order it prefers them (empty if none)."""
-    name = type(parser).__name__
-    if name not in ("LowRankTensorParser", "EasyFirstBeamParser") or not getattr(
-            parser, "use_pos", True):
-        return ()
-    pos = getattr(parser, "pos", None)
-    if pos is not None:  # the easy-first parser: its ``pos`` field, else the other one
-        return (pos, "xpos" if pos == "upos" else "upos")
-    return ("xpos", "upos")  # the low-rank parser: XPOS, else UPOS
-
-
 def _check_parser_input(parser, document, path):
     """Refuse input that lacks every tag field the parser reads (it would parse at chance)."""
-    fields = _fields_read(parser)
+    fields = parser._tag_fields() if hasattr(parser, "_tag_fields") else ()
     if not fields:
         return
     columns = {"upos": 3, "xpos": 4}

@@ -201,6 +201,10 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         heads = [heads for heads, _ in self._parse(sentences)]
         return self._with_labels(sentences, heads)
 
+    def _tag_fields(self):
+        """The tag fields the parser reads, preferred first (the other is its fall-back)."""
+        return (self.pos, "xpos" if self.pos == "upos" else "upos")
+
     def attachment_order(self, X):
         """For every sentence, the step (0-based) at which each word got its head.
 

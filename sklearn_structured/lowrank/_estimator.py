@@ -467,6 +467,10 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         heads = self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
         return self._with_labels(sentences, heads)
 
+    def _tag_fields(self):
+        """The tag fields the parser reads, preferred first (the other is its fall-back)."""
+        return ("xpos", "upos") if self.use_pos else ()
+
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first (unlabelled).
 
