@@ -18,12 +18,13 @@ def token_field(token, field):
     A plain string token has only a form. The CoNLL-U placeholder ``_`` counts
     as absent, so callers can fall back (for example from lemma to form).
     """
-    if isinstance(token, str):
-        return token if field == "form" else None
-    if not isinstance(token, Mapping):
-        raise TypeError(
-            f"a token must be a str or a mapping of CoNLL-U fields, got {type(token).__name__}"
-        )
+    if type(token) is not dict:  # dicts first: the ABC check below is slow per token
+        if isinstance(token, str):
+            return token if field == "form" else None
+        if not isinstance(token, Mapping):
+            raise TypeError(
+                f"a token must be a str or a mapping of CoNLL-U fields, got {type(token).__name__}"
+            )
     value = token.get(field)
     if value is None or value == "_":
         return None
@@ -56,12 +57,13 @@ def _check_token(token, where):
     The other CoNLL-U fields are optional; when present they are str (``_``
     meaning absent) or None.
     """
-    if isinstance(token, str):
-        return
-    if not isinstance(token, Mapping):
-        raise TypeError(
-            f"{where} is a {type(token).__name__}; tokens are str or mappings of CoNLL-U fields"
-        )
+    if type(token) is not dict:  # dicts first: the ABC check below is slow per token
+        if isinstance(token, str):
+            return
+        if not isinstance(token, Mapping):
+            raise TypeError(
+                f"{where} is a {type(token).__name__}; tokens are str or mappings of CoNLL-U fields"
+            )
     form = token.get("form")
     if not isinstance(form, str):
         raise ValueError(
