@@ -221,7 +221,7 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path, rco
         ]
         rows.append(dict(rcond=rcond, argmax_log_p_uas=attachment_score(y_test, picked, X=X_test),
                          above_gold=above_gold / n_candidates, floored=floored / n_candidates,
-                         floored_train=scorer.n_floored_train_ / len(X),
+                         floored_train=scorer.nonpositive_share_,
                          leaf_normaliser_eigenvalues=eigenvalues))
     return dict(parser_gamma=parser_gamma, n_best=n_best, scorer=scorer_params, n_train=len(X),
                 first_uas=attachment_score(y_test, [lst[0][0] for lst in test_nbest], X=X_test),
