@@ -252,3 +252,20 @@ def test_population_operators_give_back_the_model():
         embedding, root, operators, np.random.default_rng(0))
     np.testing.assert_allclose(exact_log_probs(ids, heads, offsets, start, transitions, emissions),
                                log_prob, rtol=0, atol=1e-6)
+
+
+def test_words_laid_on_given_trees():
+    """With ``trees`` the corpus keeps those shapes, its log-probabilities are
+    the model's, and one-word sentences have the model's root word
+    distribution O pi."""
+    trees = [np.array([2, 0, 2]), np.array([0]), np.array([3, 3, 0, 3, 6, 4])] * 3000
+    X, y, log_prob, model = make_latent_tree_corpus(len(trees), 3, 12, trees=trees,
+                                                    random_state=0, return_model=True)
+    assert all(np.array_equal(a, b) for a, b in zip(y, trees))
+    words = [np.array([int(w[1:]) for w in s]) for s in X]
+    for i in (0, 1, 2):
+        assert log_prob[i] == pytest.approx(brute_force_log_prob(words[i], y[i], model), rel=1e-10)
+    roots = np.bincount([w[0] for w in words[1::3]], minlength=12) / 3000
+    np.testing.assert_allclose(roots, model["emissions"] @ model["start_probs"], atol=0.03)
+    with pytest.raises(ValueError, match="n_sentences"):
+        make_latent_tree_corpus(5, 3, 12, trees=trees)
