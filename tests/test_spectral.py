@@ -176,5 +176,5 @@ def test_learns_real_trees_on_the_embedded_sample():
 def test_learns_real_trees_on_ewt():
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
-    est = SpectralTreeScorer(n_components=10, rcond=0.03, random_state=0).fit(X, y)
+    est = SpectralTreeScorer(n_components=10, random_state=0).fit(X[:4000], y[:4000])
     assert gold_beats_perturbed(est, X_dev[:600], y_dev[:600]) > 0.7
