@@ -178,3 +178,11 @@ def test_learns_real_trees_on_ewt():
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
     est = SpectralTreeScorer(n_components=10, random_state=0).fit(X[:4000], y[:4000])
     assert gold_beats_perturbed(est, X_dev[:600], y_dev[:600]) > 0.7
+
+
+def test_em_threads_give_the_same_model():
+    X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=8)
+    fits = [SpectralTreeScorer(n_components=3, estimator="em", max_iter=5, n_jobs=n_jobs,
+                               random_state=0).fit(X, y) for n_jobs in (1, 2)]
+    np.testing.assert_allclose(fits[0].emissions_, fits[1].emissions_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fits[0].log_likelihoods_, fits[1].log_likelihoods_, rtol=1e-12)
