@@ -31,7 +31,8 @@ X_test, y_test, truth = X[-500:], y[-500:], log_prob[-500:]
 sizes = [300, 1000, 3000, 10000, 30000]
 mean_error, median_error = [], []
 for n in sizes:
-    scorer = SpectralTreeScorer(n_components=3, min_count=1, random_state=0).fit(X[:n], y[:n])
+    scorer = SpectralTreeScorer(n_components=3, estimator="spectral", min_count=1,
+                                random_state=0).fit(X[:n], y[:n])
     error = np.abs(np.exp(scorer.score_samples(X_test, y_test) - truth) - 1)
     mean_error.append(error.mean())
     median_error.append(np.median(error))
@@ -69,7 +70,7 @@ parser.fit(X_train, y_train)
 test_lists = parser.predict_nbest(X_test, 10)
 
 uas = {"base parser": attachment_score(y_test, [lst[0][0] for lst in test_lists], X=X_test)}
-spectral = SpectralTreeScorer(n_components=5, token_field="upos", rcond=0.03)
+spectral = SpectralTreeScorer(n_components=5, token_field="upos")
 for name, scorers in (("+ POS templates", ()), ("+ spectral log p", (spectral,))):
     reranker = NBestReranker(parser, scorers=scorers, n_best=10, cv="prefit", random_state=0)
     reranker.fit(X_train, y_train, train_nbest=train_lists)

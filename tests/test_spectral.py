@@ -32,7 +32,7 @@ def test_api():
     X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=0)
     check_structured_estimator(
         SpectralTreeScorer(n_components=3, random_state=0), X, y,
-        param_grid={"n_components": [2, 3], "embedding": ["cca", "svd"]},
+        param_grid={"n_components": [2, 3], "estimator": ["spectral", "spectral+em"]},
         predict=lambda est, X_: pair_log_probs(est, X_, y),
     )
 
@@ -50,7 +50,8 @@ def test_consistency_on_the_generating_model():
     X_test, y_test, truth = X[-500:], y[-500:], log_prob[-500:]
     errors = []
     for n in (1000, 40000):
-        est = SpectralTreeScorer(n_components=3, min_count=1, random_state=0).fit(X[:n], y[:n])
+        est = SpectralTreeScorer(n_components=3, estimator="spectral", min_count=1,
+                                 random_state=0).fit(X[:n], y[:n])
         estimate = est.score_samples(X_test, y_test)
         errors.append(np.median(np.abs(np.exp(estimate - truth) - 1)))
     assert errors[1] < 0.5 * errors[0]
@@ -60,13 +61,77 @@ def test_consistency_on_the_generating_model():
 
 def test_floored_estimates_are_flagged_and_finite():
     X, y, _ = make_latent_tree_corpus(300, 4, 100, random_state=2)
-    est = SpectralTreeScorer(n_components=4, rcond=0.0, random_state=0).fit(X[:200], y[:200])
+    est = SpectralTreeScorer(n_components=4, estimator="spectral", rcond=0.0,
+                             random_state=0).fit(X[:200], y[:200])
     log_prob, floored = est.score_samples(X[200:], y[200:], return_flags=True)
     assert floored.any(), "small samples give some non-positive estimates"
     assert np.all(np.isfinite(log_prob))
     lengths = np.array([len(s) for s in X[200:]])
     np.testing.assert_allclose(log_prob[floored], lengths[floored] * est.log_floor_per_token_)
     assert est.score(X[200:], y[200:]) == pytest.approx(log_prob.sum() / lengths.sum())
+    _, train_flags = est.score_samples(X[:200], y[:200], return_flags=True)
+    assert est.nonpositive_share_ == pytest.approx(train_flags.mean())
+
+
+def model_rows(est, model):
+    """The true emission matrix in the estimator's word order (row 0, unknown, is empty)."""
+    O = np.zeros((len(est.vocabulary_), model["emissions"].shape[1]))
+    for i, word in enumerate(est.vocabulary_.itos[1:], start=1):
+        O[i] = model["emissions"][int(word[1:])]
+    return O
+
+
+def test_svd_embedding_keeps_the_span_of_the_emissions():
+    """Share of the emission matrix's norm outside span(U) (zero in the
+    population): "svd", the default, loses much less of it than "cca"."""
+    X, y, _, model = make_latent_tree_corpus(3000, 5, 300, random_state=4, return_model=True)
+    missed = {}
+    for embedding in ("svd", "cca"):
+        est = SpectralTreeScorer(n_components=5, estimator="spectral", embedding=embedding,
+                                 min_count=1, random_state=0).fit(X, y)
+        O = model_rows(est, model)
+        U = est.embedding_
+        missed[embedding] = np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O)
+    assert missed["svd"] < 0.4
+    assert missed["svd"] < missed["cca"] - 0.1
+
+
+def test_whitened_cut_keeps_every_state():
+    """On data from the model the whitened pair matrices keep rank k at the
+    default rcond; the probabilities' scale no longer decides what survives."""
+    X, y, _ = make_latent_tree_corpus(3000, 4, 60, random_state=5)
+    est = SpectralTreeScorer(n_components=4, estimator="spectral", min_count=1,
+                             random_state=0).fit(X, y)
+    assert list(est.rank_) == [4, 4]
+    est.set_params(rcond=0.999).fit(X, y)
+    assert list(est.rank_) == [1, 1]
+
+
+def test_em_likelihood_never_decreases_and_spectral_start_helps():
+    X, y, log_prob = make_latent_tree_corpus(5000, 3, 40, random_state=6)
+    X_val, y_val = X[4000:], y[4000:]
+    fits = {name: SpectralTreeScorer(n_components=3, estimator=name, min_count=1, pseudo_count=0.0,
+                                     max_iter=15, tol=0.0, random_state=0).fit(
+                                         X[:4000], y[:4000], X_val=X_val, y_val=y_val)
+            for name in ("em", "spectral+em")}
+    for est in fits.values():
+        assert np.all(np.diff(est.log_likelihoods_) >= -1e-10)
+        assert est.n_iter_ == 15 and len(est.validation_log_likelihoods_) == 15
+    # the spectral start is already close to the truth
+    truth = log_prob[4000:].sum() / sum(len(s) for s in X_val)
+    assert fits["spectral+em"].validation_log_likelihoods_[0] > truth - 0.05
+    assert fits["spectral+em"].validation_log_likelihoods_[-1] > fits["em"].validation_log_likelihoods_[-1]
+    assert fits["spectral+em"].validation_log_likelihoods_[0] > fits["em"].validation_log_likelihoods_[0]
+
+
+def test_em_converges_and_reports(capsys):
+    X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=7)
+    est = SpectralTreeScorer(n_components=3, estimator="em", tol=1e-3, max_iter=500, verbose=1,
+                             random_state=0).fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    assert est.converged_ and est.n_iter_ < 500
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == est.n_iter_
+    assert lines[0].startswith("[SpectralTreeScorer] iteration 1:") and "validation score" in lines[0]
 
 
 def test_unlabeled_sentences_extend_the_vocabulary():
@@ -102,8 +167,7 @@ def test_learns_real_trees_on_the_embedded_sample():
     """Gold trees of held-out EWT sentences score above the same sentences
     with one token reattached more often than chance (0.5)."""
     X, y = load_sample_treebank("all")
-    est = SpectralTreeScorer(n_components=5, token_field="upos", rcond=0.03,
-                             random_state=0).fit(X[:300], y[:300])
+    est = SpectralTreeScorer(n_components=5, token_field="upos", random_state=0).fit(X[:300], y[:300])
     assert gold_beats_perturbed(est, X[300:], y[300:]) > 0.6
 
 
@@ -112,5 +176,13 @@ def test_learns_real_trees_on_the_embedded_sample():
 def test_learns_real_trees_on_ewt():
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
-    est = SpectralTreeScorer(n_components=10, rcond=0.03, random_state=0).fit(X, y)
+    est = SpectralTreeScorer(n_components=10, random_state=0).fit(X[:4000], y[:4000])
     assert gold_beats_perturbed(est, X_dev[:600], y_dev[:600]) > 0.7
+
+
+def test_em_threads_give_the_same_model():
+    X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=8)
+    fits = [SpectralTreeScorer(n_components=3, estimator="em", max_iter=5, n_jobs=n_jobs,
+                               random_state=0).fit(X, y) for n_jobs in (1, 2)]
+    np.testing.assert_allclose(fits[0].emissions_, fits[1].emissions_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fits[0].log_likelihoods_, fits[1].log_likelihoods_, rtol=1e-12)

@@ -6,9 +6,14 @@ import numpy as np
 import pytest
 
 from sklearn_structured.datasets import make_latent_tree_corpus
-from sklearn_structured.kernels.latent_tree import bottom_up_order, children_table, exact_log_probs
+from sklearn_structured.kernels.latent_tree import (
+    bottom_up_order,
+    children_table,
+    exact_log_probs,
+    expected_counts,
+)
 from sklearn_structured.spectral._kernels import count_moments, spectral_log_probs
-from sklearn_structured.spectral._scorer import operators_from_moments
+from sklearn_structured.spectral._scorer import operators_from_moments, probabilities_from_operators
 from sklearn_structured.utils import find_heads_error, pack_ragged
 
 
@@ -82,6 +87,7 @@ def brute_force_moments(ids, heads, offsets, embedding):
     k = embedding.shape[1]
     root = np.zeros(k)
     pairs, triples = np.zeros((2, k, 3 * k)), np.zeros((2, k, k, 3 * k))
+    head_second, view_second = np.zeros((2, k, k)), np.zeros((2, 3 * k, 3 * k))
     for s in range(len(offsets) - 1):
         w = ids[offsets[s]:offsets[s + 1]]
         h = heads[offsets[s]:offsets[s + 1]]
@@ -104,7 +110,9 @@ def brute_force_moments(ids, heads, offsets, embedding):
                         phi_j, phi_p = embedding[w[j - 1]], embedding[w[p - 1]]
                         pairs[side] += np.outer(phi_p, psi)
                         triples[side] += np.einsum("a,b,c->abc", phi_j, phi_p, psi)
-    return root, pairs, triples
+                        head_second[side] += np.outer(phi_p, phi_p)
+                        view_second[side] += np.outer(psi, psi)
+    return root, pairs, triples, head_second, view_second
 
 
 def test_count_moments_matches_brute_force():
@@ -162,7 +170,8 @@ def test_population_operators_reproduce_exact_probabilities():
     X, y, log_prob, model, ids, heads, offsets = small_corpus(60, n_states=3, max_length=9)
     embedding, _ = np.linalg.qr(model["emissions"])
     root, pairs, triples = population_moments(y, model, embedding)
-    operators = operators_from_moments(pairs, triples)
+    operators, rank = operators_from_moments(pairs, triples)
+    assert list(rank) == [3, 3]
     log_abs, sign = spectral_log_probs(ids, heads, offsets, embedding, root, operators)
     assert np.all(sign == 1)
     np.testing.assert_allclose(log_abs, log_prob, rtol=0, atol=1e-8)
@@ -170,7 +179,7 @@ def test_population_operators_reproduce_exact_probabilities():
     wrong = np.linalg.qr(model["emissions"] + 0.3 * np.random.default_rng(1).random((12, 3)))[0]
     root, pairs, triples = population_moments(y, model, wrong)
     log_abs, _ = spectral_log_probs(ids, heads, offsets, wrong, root,
-                                    operators_from_moments(pairs, triples))
+                                    operators_from_moments(pairs, triples)[0])
     assert np.max(np.abs(log_abs - log_prob)) > 1e-3
 
 
@@ -185,3 +194,78 @@ def test_exact_log_probs_handle_several_roots_and_long_sentences():
     lp = exact_log_probs(chain[0], chain[1], np.array([0, 400]), model["start_probs"],
                          model["transitions"], model["emissions"])[0]
     assert np.isfinite(lp) and lp < -400
+
+
+def brute_force_expected_counts(words, heads, model):
+    """Log-likelihood and posterior expected counts by enumerating every state assignment."""
+    pi, T, O = model["start_probs"], model["transitions"], model["emissions"]
+    k, n = len(pi), len(words)
+    root, trans, emis = np.zeros(k), np.zeros((2, k, k)), np.zeros(O.shape)
+    total = 0.0
+    for states in itertools.product(range(k), repeat=n):
+        p = 1.0
+        for m in range(n):
+            h = heads[m]
+            p *= O[words[m], states[m]]
+            p *= pi[states[m]] if h == 0 else T[0 if m + 1 < h else 1, states[m], states[h - 1]]
+        total += p
+        for m in range(n):
+            emis[words[m], states[m]] += p
+            if heads[m] == 0:
+                root[states[m]] += p
+            else:
+                trans[0 if m + 1 < heads[m] else 1, states[m], states[heads[m] - 1]] += p
+    return np.log(total), root / total, trans / total, emis / total
+
+
+def test_expected_counts_match_brute_force():
+    """The inside-outside E-step equals the sum over all hidden-state assignments,
+    on trees with several roots, both sides and heads with many children."""
+    _, _, _, model, ids, heads, offsets = small_corpus(300, max_length=6)
+    trees = [(ids[offsets[s]:offsets[s + 1]], heads[offsets[s]:offsets[s + 1]])
+             for s in range(0, 300, 7)]
+    trees.append((np.array([1, 2, 3, 4, 5]), np.array([0, 1, 0, 3, 3])))  # two roots
+    trees.append((np.array([5, 6, 7, 8, 9]), np.array([3, 3, 0, 3, 3])))  # four children
+    for words, tree in trees:
+        got = expected_counts(words, tree, np.array([0, len(words)]), 0, 1,
+                              model["start_probs"], model["transitions"], model["emissions"])
+        want = brute_force_expected_counts(words, tree, model)
+        assert got[0] == pytest.approx(want[0], rel=1e-10)
+        for g, w in zip(got[1:], want[1:]):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    # a range of sentences sums its sentences
+    whole = expected_counts(ids, heads, offsets, 0, 300, model["start_probs"],
+                            model["transitions"], model["emissions"])
+    assert whole[0] == pytest.approx(exact_log_probs(ids, heads, offsets, model["start_probs"],
+                                                     model["transitions"], model["emissions"]).sum())
+
+
+def test_population_operators_give_back_the_model():
+    """The spectral start of EM reads (pi, T, O) off exact operators: up to a
+    permutation of the states it is the true model, so it gives the exact
+    probabilities."""
+    X, y, log_prob, model, ids, heads, offsets = small_corpus(60, n_states=3, max_length=9)
+    embedding, _ = np.linalg.qr(model["emissions"])
+    root, pairs, triples = population_moments(y, model, embedding)
+    operators, _ = operators_from_moments(pairs, triples)
+    start, transitions, emissions = probabilities_from_operators(
+        embedding, root, operators, np.random.default_rng(0))
+    np.testing.assert_allclose(exact_log_probs(ids, heads, offsets, start, transitions, emissions),
+                               log_prob, rtol=0, atol=1e-6)
+
+
+def test_words_laid_on_given_trees():
+    """With ``trees`` the corpus keeps those shapes, its log-probabilities are
+    the model's, and one-word sentences have the model's root word
+    distribution O pi."""
+    trees = [np.array([2, 0, 2]), np.array([0]), np.array([3, 3, 0, 3, 6, 4])] * 3000
+    X, y, log_prob, model = make_latent_tree_corpus(len(trees), 3, 12, trees=trees,
+                                                    random_state=0, return_model=True)
+    assert all(np.array_equal(a, b) for a, b in zip(y, trees))
+    words = [np.array([int(w[1:]) for w in s]) for s in X]
+    for i in (0, 1, 2):
+        assert log_prob[i] == pytest.approx(brute_force_log_prob(words[i], y[i], model), rel=1e-10)
+    roots = np.bincount([w[0] for w in words[1::3]], minlength=12) / 3000
+    np.testing.assert_allclose(roots, model["emissions"] @ model["start_probs"], atol=0.03)
+    with pytest.raises(ValueError, match="n_sentences"):
+        make_latent_tree_corpus(5, 3, 12, trees=trees)

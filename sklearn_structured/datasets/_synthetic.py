@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
-from ..kernels.latent_tree import exact_log_probs
+from ..kernels.latent_tree import exact_log_probs, sentence_tree
+from ..utils import check_dependency_data, pack_ragged
 from ..utils._compat import Interval, validate_params
 
 
@@ -88,6 +89,25 @@ def _sample_trees(seed, n_sentences, max_length, mean_children, start_cdf,
     return words[:total].copy(), heads[:total].copy(), offsets
 
 
+@njit(cache=True, nogil=True)
+def _sample_on_trees(seed, heads, offsets, start_cdf, transition_cdf, emission_cdf):
+    """Words of the packed trees ``heads``: states top-down, then one word per state."""
+    np.random.seed(seed)
+    words = np.empty(heads.shape[0], dtype=np.int64)
+    for s in range(offsets.shape[0] - 1):
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
+        state = np.empty(n + 1, dtype=np.int64)
+        for t in range(n - 1, -1, -1):
+            v = order[t]
+            head = heads[lo + v - 1]
+            if head == 0:
+                state[v] = _draw(start_cdf)
+            else:
+                state[v] = _draw(transition_cdf[0 if v < head else 1, state[head]])
+            words[lo + v - 1] = _draw(emission_cdf[state[v]])
+    return words
+
+
 def _random_model(rng, n_states, vocabulary_size, emission_concentration):
     """Well-conditioned random parameters: each transition column leans on a
     different state for each side, each state favours its own words."""
@@ -113,6 +133,7 @@ def _random_model(rng, n_states, vocabulary_size, emission_concentration):
         "emission_concentration": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "return_model": ["boolean"],
+        "trees": [list, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -126,6 +147,7 @@ def make_latent_tree_corpus(
     emission_concentration=0.1,
     random_state=None,
     return_model=False,
+    trees=None,
 ):
     """Sample (sentence, tree) pairs from a latent-state dependency model.
 
@@ -157,6 +179,11 @@ def make_latent_tree_corpus(
         Seeds the model and the samples.
     return_model : bool
         Also return the parameters.
+    trees : list of array-like of int, optional
+        Tree shapes to lay the words on (heads, 1-based, 0 for the root),
+        for example the trees of a treebank, instead of sampled ones; then
+        ``n_sentences`` must equal ``len(trees)`` and ``max_length`` and
+        ``mean_children`` are not used.
 
     Returns
     -------
@@ -177,11 +204,17 @@ def make_latent_tree_corpus(
     start, transitions, emissions = _random_model(rng, n_states, vocabulary_size,
                                                   emission_concentration)
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    words, heads, offsets = _sample_trees(
-        seed, n_sentences, max_length, np.asarray(mean_children, dtype=np.float64),
-        np.cumsum(start), np.cumsum(transitions.transpose(0, 2, 1), axis=2),
-        np.cumsum(emissions.T, axis=1),
-    )
+    cdfs = (np.cumsum(start), np.cumsum(transitions.transpose(0, 2, 1), axis=2),
+            np.cumsum(emissions.T, axis=1))
+    if trees is None:
+        words, heads, offsets = _sample_trees(
+            seed, n_sentences, max_length, np.asarray(mean_children, dtype=np.float64), *cdfs)
+    else:
+        if len(trees) != n_sentences:
+            raise ValueError(f"n_sentences={n_sentences} but {len(trees)} trees were given")
+        _, trees = check_dependency_data([["w"] * len(h) for h in trees], trees, single_root=False)
+        heads, offsets = pack_ragged(trees)
+        words = _sample_on_trees(seed, heads, offsets, *cdfs)
     log_prob = exact_log_probs(words, heads, offsets, start, transitions, emissions)
     names = np.array([f"w{i}" for i in range(vocabulary_size)], dtype=object)
     X = [names[words[offsets[i]:offsets[i + 1]]].tolist() for i in range(n_sentences)]

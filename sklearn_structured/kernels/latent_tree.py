@@ -101,3 +101,94 @@ def exact_log_probs(words, heads, offsets, start_probs, transitions, emissions):
             log_scale += np.log(np.dot(start_probs, beta[kids[r]]))
         out[s] = log_scale
     return out
+
+
+@njit(cache=True, nogil=True)
+def _normalise(vector):
+    """Divide ``vector`` by its sum in place; return the sum."""
+    total = vector.sum()
+    vector /= total
+    return total
+
+
+@njit(cache=True, nogil=True)
+def expected_counts(words, heads, offsets, first, last, start_probs, transitions, emissions):
+    """E-step of EM for the hidden-state model on the given trees (inside-outside).
+
+    Sentences ``first..last-1`` of a packed corpus. Returns the summed
+    log p(words | tree), and the expected counts of root states (k,), of
+    (side, child state, head state) transitions (2, k, k) and of
+    (word, state) emissions (n_words, k). Inside vectors are the ones of
+    :func:`exact_log_probs`; the outside vector of a child j of p is
+    a_j(h') = sum_h T_d[h', h] a_p(h) e_pj(h), where e_pj is p's emission
+    times the messages of p's other children (prefix and suffix products,
+    so no division). Every inside, outside and pair table is rescaled to sum
+    one, since a posterior only needs them up to a constant: O(n k^2) per
+    sentence.
+    """
+    k = start_probs.shape[0]
+    log_lik = 0.0
+    root_counts = np.zeros(k)
+    transition_counts = np.zeros((2, k, k))
+    emission_counts = np.zeros((emissions.shape[0], k))
+    pair = np.zeros((k, k))
+    for s in range(first, last):
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
+        beta = np.zeros((n + 1, k))
+        message = np.zeros((n + 1, k))  # message[j](h) = sum_h' T_d[h', h] beta_j(h')
+        for t in range(n):
+            p = order[t]
+            for h in range(k):
+                beta[p, h] = emissions[words[lo + p - 1], h]
+            for q in range(start[p], start[p + 1]):
+                j = kids[q]
+                side = LEFT if j < p else RIGHT
+                for h in range(k):
+                    total = 0.0
+                    for h2 in range(k):
+                        total += transitions[side, h2, h] * beta[j, h2]
+                    message[j, h] = total
+                    beta[p, h] *= total
+            log_lik += np.log(_normalise(beta[p]))
+        outside = np.zeros((n + 1, k))
+        for r in range(start[0], start[1]):
+            root = kids[r]
+            outside[root] = start_probs
+            log_lik += np.log(np.dot(start_probs, beta[root]))
+        # top-down: every head is finished before its children
+        for t in range(n - 1, -1, -1):
+            p = order[t]
+            posterior = outside[p] * beta[p]
+            _normalise(posterior)
+            emission_counts[words[lo + p - 1]] += posterior
+            if heads[lo + p - 1] == 0:
+                root_counts += posterior
+            n_kids = start[p + 1] - start[p]
+            if n_kids == 0:
+                continue
+            # suffix[q] = product of the messages of children q.. (emission first)
+            suffix = np.ones((n_kids + 1, k))
+            for q in range(n_kids - 1, -1, -1):
+                suffix[q] = suffix[q + 1] * message[kids[start[p] + q]]
+            prefix = outside[p].copy()
+            for h in range(k):
+                prefix[h] *= emissions[words[lo + p - 1], h]
+            for q in range(n_kids):
+                j = kids[start[p] + q]
+                side = LEFT if j < p else RIGHT
+                rest = prefix * suffix[q + 1]
+                _normalise(rest)
+                for h2 in range(k):
+                    for h in range(k):
+                        pair[h2, h] = transitions[side, h2, h] * rest[h] * beta[j, h2]
+                pair /= pair.sum()
+                transition_counts[side] += pair
+                for h2 in range(k):
+                    total = 0.0
+                    for h in range(k):
+                        total += transitions[side, h2, h] * rest[h]
+                    outside[j, h2] = total
+                _normalise(outside[j])
+                prefix *= message[j]
+                _normalise(prefix)
+    return log_lik, root_counts, transition_counts, emission_counts

@@ -23,15 +23,21 @@ def count_moments(words, heads, offsets, embedding):
     three blocks by v's relation to p (its head, a left child, a right
     child), a 3k-vector psi_v. Returns ``root_sum`` (k,), the sum of
     root-word embeddings; ``pairs[d]`` (k, 3k), the sum of phi_p psi_v^T;
-    and ``triples[d]`` (k, k, 3k), the sum of phi_j (x) phi_p (x) psi_v.
-    The neighbours of p are summed once per block, so the cost is O(k^3)
-    per arc rather than per (arc, neighbour).
+    ``triples[d]`` (k, k, 3k), the sum of phi_j (x) phi_p (x) psi_v; and the
+    second moments of the two views of the pairs, ``head_second[d]`` (k, k),
+    the sum of phi_p phi_p^T, and ``view_second[d]`` (3k, 3k), the sum of
+    psi_v psi_v^T (block diagonal), which whiten the pairs before they are
+    inverted. The neighbours of p are summed once per block, so the cost is
+    O(k^3) per arc rather than per (arc, neighbour).
     """
     k = embedding.shape[1]
     root_sum = np.zeros(k)
     pairs = np.zeros((2, k, 3 * k))
     triples = np.zeros((2, k, k, 3 * k))
+    head_second = np.zeros((2, k, k))
+    view_second = np.zeros((2, 3 * k, 3 * k))
     neighbour_sum = np.zeros(3 * k)
+    neighbour_second = np.zeros((3 * k, 3 * k))
     other = np.zeros(3 * k)
     for s in range(offsets.shape[0] - 1):
         lo = offsets[s]
@@ -42,18 +48,27 @@ def count_moments(words, heads, offsets, embedding):
             phi_p = embedding[words[lo + p - 1]]
             head = sent_heads[p - 1]
             n_neighbours = start[p + 1] - start[p]
-            neighbour_sum[:] = 0.0
             if head == 0:
                 root_sum += phi_p
+            elif n_neighbours == 0:
+                continue
             else:
-                neighbour_sum[:k] += embedding[words[lo + head - 1]]
                 n_neighbours += 1
             if n_neighbours < 2:
                 continue
+            neighbour_sum[:] = 0.0
+            neighbour_second[:, :] = 0.0
+            if head != 0:
+                phi_h = embedding[words[lo + head - 1]]
+                neighbour_sum[:k] += phi_h
+                neighbour_second[:k, :k] += np.outer(phi_h, phi_h)
             for t in range(start[p], start[p + 1]):
                 j = kids[t]
                 block = (1 + LEFT if j < p else 1 + RIGHT) * k
-                neighbour_sum[block:block + k] += embedding[words[lo + j - 1]]
+                phi_j = embedding[words[lo + j - 1]]
+                neighbour_sum[block:block + k] += phi_j
+                neighbour_second[block:block + k, block:block + k] += np.outer(phi_j, phi_j)
+            outer_p = np.outer(phi_p, phi_p)
             for t in range(start[p], start[p + 1]):
                 j = kids[t]
                 side = LEFT if j < p else RIGHT
@@ -61,13 +76,16 @@ def count_moments(words, heads, offsets, embedding):
                 phi_j = embedding[words[lo + j - 1]]
                 other[:] = neighbour_sum
                 other[block:block + k] -= phi_j
+                head_second[side] += (n_neighbours - 1) * outer_p
+                view_second[side] += neighbour_second
+                view_second[side, block:block + k, block:block + k] -= np.outer(phi_j, phi_j)
                 for b in range(k):
                     for c in range(3 * k):
                         pc = phi_p[b] * other[c]
                         pairs[side, b, c] += pc
                         for a in range(k):
                             triples[side, a, b, c] += phi_j[a] * pc
-    return root_sum, pairs, triples
+    return root_sum, pairs, triples, head_second, view_second
 
 
 @njit(cache=True, nogil=True)
