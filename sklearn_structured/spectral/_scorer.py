@@ -1,4 +1,4 @@
-r"""Spectral estimation of the latent-state dependency model of Dhillon et al. (2012).
+r"""The latent-state dependency model of Dhillon et al. (2012): spectral estimation and EM.
 
 The model (the paper's Eq. 2) gives the words of a sentence a probability
 given its dependency tree: node i has a hidden state h_i in {1..k}; the root
