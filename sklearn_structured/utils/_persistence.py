@@ -17,7 +17,9 @@ Weight tables are often mostly zero (a tagger's table of features by tags,
 the rows of the low-rank parser's U and V for word features it never
 updated), so a numeric array is stored whichever way is smallest: whole, by
 its non-zero cells (flat positions and values), or by its non-zero rows
-(row numbers and rows); loading rebuilds the same array.
+(row numbers and rows); and float arrays whose every value is a float16
+(weights an estimator rounded so, see the low-rank parser) are stored as
+float16. Loading rebuilds the same array, of the same dtype.
 
 Saving is atomic: the archive is written to a temporary file beside the
 destination and renamed over it only when complete, so a failed save leaves
@@ -83,6 +85,12 @@ class _Encoder:
 
     def _store(self, value):
         name = f"a{len(self.arrays)}"
+        if value.dtype.kind == "f" and value.itemsize > 2 and value.nbytes >= 4096:
+            with np.errstate(over="ignore"):
+                half = value.astype(np.float16)
+            if np.array_equal(half.astype(value.dtype), value):
+                self.arrays[name] = half
+                return {"__float16__": [value.dtype.name, {"__array__": name}]}
         self.arrays[name] = value
         return {"__array__": name}
 
@@ -184,6 +192,13 @@ class _Decoder:
             if content not in self.arrays:
                 raise ValueError(f"model file refers to a missing array {content!r}")
             return self.arrays[content]
+        if kind == "__float16__":
+            dtype, stored = content
+            stored = self.decode(stored)
+            if dtype not in ("float32", "float64") or not (
+                    isinstance(stored, np.ndarray) and stored.dtype == np.float16):
+                raise ValueError("model file holds a malformed float16 array")
+            return stored.astype(dtype)
         if kind == "__cells__":
             shape, cells, values = content
             return self._scatter(shape, cells, values, lambda out: out.reshape(-1))

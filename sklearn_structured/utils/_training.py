@@ -170,6 +170,14 @@ def prediction_weights(current, sums, count, average=True):
     return weights.astype(np.float32)
 
 
+def float16_precision(weights):
+    """float32 ``weights`` rounded to float16 values (still float32, which the kernels
+    read), or unchanged if some would overflow float16."""
+    with np.errstate(over="ignore"):
+        half = weights.astype(np.float16)
+    return half.astype(np.float32) if np.all(np.isfinite(half)) else weights
+
+
 def check_resumable(estimator, training_state):
     """Raise unless ``training_state`` (kept by ``partial_fit``, dropped by ``fit``) exists."""
     if training_state is None:
