@@ -138,6 +138,24 @@ def test_float16_valued_arrays_are_stored_as_float16(dtype):
         np.testing.assert_array_equal(rebuilt, array)
 
 
+def test_string_arrays_are_stored_as_utf8():
+    words = np.array(["a", "", "naïve", "日本", "x" * 140] * 300)
+    for array in (words, words.reshape(2, -1), words[:0]):
+        encoder = _Encoder()
+        description = json.loads(json.dumps(encoder.encode(array, "x")))
+        assert sum(a.nbytes for a in encoder.arrays.values()) <= max(array.nbytes, 4096)
+        rebuilt = _Decoder(encoder.arrays).decode(description)
+        assert rebuilt.dtype == array.dtype and rebuilt.shape == array.shape
+        np.testing.assert_array_equal(rebuilt, array)
+    encoder = _Encoder()
+    encoder.encode(words, "x")
+    assert sum(a.nbytes for a in encoder.arrays.values()) < words.nbytes / 10
+    arrays = {"d": np.frombuffer(b"ab", np.uint8), "n": np.array([1, 5])}
+    with pytest.raises(ValueError, match="string array"):
+        _Decoder(arrays).decode({"__strings__": [[2], "<U5", {"__array__": "d"},
+                                                 {"__array__": "n"}]})
+
+
 @pytest.mark.parametrize("description", [
     {"__float16__": ["object", {"__array__": "h"}]},
     {"__float16__": ["float32", {"__array__": "v"}]},

@@ -19,7 +19,7 @@ updated), so a numeric array is stored whichever way is smallest: whole, by
 its non-zero cells (flat positions and values), or by its non-zero rows
 (row numbers and rows); and float arrays whose every value is a float16
 (weights an estimator rounded so, see the low-rank parser) are stored as
-float16. Loading rebuilds the same array, of the same dtype.
+float16; str arrays as UTF-8. Loading rebuilds the same array, of the same dtype.
 
 Saving is atomic: the archive is written to a temporary file beside the
 destination and renamed over it only when complete, so a failed save leaves
@@ -30,6 +30,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import tempfile
 import zipfile
 
@@ -76,6 +77,8 @@ class _Encoder:
             value = value.astype(str)
         if value.dtype.kind not in "biufcU":
             raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} are not supported")
+        if value.dtype.kind == "U" and value.nbytes >= 4096:
+            return self._strings(value)
         # small arrays stay whole: a sparse one costs two archive entries
         if value.dtype.kind in "iuf" and value.ndim >= 1 and value.nbytes >= 4096:
             sparse = self._sparse(value)
@@ -93,6 +96,15 @@ class _Encoder:
                 return {"__float16__": [value.dtype.name, {"__array__": name}]}
         self.arrays[name] = value
         return {"__array__": name}
+
+    def _strings(self, value):
+        """A str array as its UTF-8 bytes and their lengths: numpy gives every string
+        the width of the longest, four bytes a character."""
+        encoded = [item.encode("utf-8") for item in value.ravel().tolist()]
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        return {"__strings__": [list(value.shape), value.dtype.str,
+                                self._store(np.frombuffer(b"".join(encoded), np.uint8)),
+                                self._store(lengths)]}
 
     def _sparse(self, value):
         """``value`` by its non-zero cells or rows when that is smaller, else None."""
@@ -192,6 +204,19 @@ class _Decoder:
             if content not in self.arrays:
                 raise ValueError(f"model file refers to a missing array {content!r}")
             return self.arrays[content]
+        if kind == "__strings__":
+            shape, dtype, data, lengths = content
+            data, lengths = self.decode(data), self.decode(lengths)
+            if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
+                    and isinstance(dtype, str) and re.fullmatch(r"[<>|]U\d+", dtype)
+                    and isinstance(data, np.ndarray) and data.dtype == np.uint8
+                    and isinstance(lengths, np.ndarray) and lengths.dtype.kind in "iu"
+                    and lengths.ndim == 1 and len(lengths) == math.prod(shape)
+                    and np.all(lengths >= 0) and lengths.sum() == data.size):
+                raise ValueError("model file holds a malformed string array")
+            raw, ends = data.tobytes(), np.cumsum(lengths).tolist()
+            items = [raw[a:b].decode("utf-8") for a, b in zip([0] + ends[:-1], ends)]
+            return np.array(items, dtype=dtype).reshape(shape)
         if kind == "__float16__":
             dtype, stored = content
             stored = self.decode(stored)
