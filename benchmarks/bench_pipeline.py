@@ -14,13 +14,17 @@ benchmarks/RESULTS.md.
 """
 
 import argparse
+import json
 import os
 import re
 import resource
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,6 +44,23 @@ def strip_to_forms(source, destination):
                 columns = line.split("\t")
                 line = "\t".join([columns[0], columns[1]] + ["_"] * 7 + [columns[9]])
             out.write(line + "\n")
+
+
+def step_megabytes(model):
+    """Stored MB of each pipeline step of a safe-format model file, ``{name: MB}``."""
+
+    def arrays(value):  # the archive entries a step's description refers to
+        if isinstance(value, dict):
+            return ([value["__array__"]] if "__array__" in value else
+                    [a for v in value.values() for a in arrays(v)])
+        return [a for v in value for a in arrays(v)] if isinstance(value, list) else []
+
+    with np.load(model, allow_pickle=False) as archive:
+        document = json.loads(archive["model.json"].tobytes().decode("utf-8"))
+    with zipfile.ZipFile(model) as archive:  # .npy entries, stored uncompressed
+        stored = {info.filename[:-4]: info.compress_size for info in archive.infolist()}
+    return {name: sum(stored[a] for a in arrays(step)) / 1e6
+            for name, step in document["model"]["__pipeline__"]["steps"]}
 
 
 def cli(*args, stdout=None):
@@ -113,6 +134,7 @@ def main():
         f"{n_sentences / best_wall:.0f} / {n_sentences / best_cpu:.0f}",
         "-" if train_wall is None else f"{train_wall:.0f} / {train_cpu:.0f}",
         f"{model.stat().st_size / 1e6:.1f}",
+        " / ".join(f"{name} {mb:.1f}" for name, mb in step_megabytes(model).items()),
         f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}",
     ]]
     body = (
@@ -124,7 +146,8 @@ def main():
         "after a warm-up, one core.\n\n"
         + markdown_table(
             ["parser", "UPOS", "XPOS", "UAS", "LAS", "UAS +p", "LAS +p",
-             "parse sent/s (wall / CPU)", "train s (wall / CPU)", "model MB", "load average"],
+             "parse sent/s (wall / CPU)", "train s (wall / CPU)", "model MB", "MB per step",
+             "load average"],
             rows)
         + "\n\nTraining command: `NUMBA_NUM_THREADS=1 python -m sklearn_structured "
         + " ".join(a if not a.startswith("/") else Path(a).name for a in train_args) + "`\n\n"

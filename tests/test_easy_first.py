@@ -154,7 +154,7 @@ def test_tagger_rejects_bad_tags_naming_the_sentence():
         EasyFirstBeamTagger().fit([X_TRAIN[0], _words_only(X_TRAIN[1:2])[0]])
     with pytest.raises(ValueError, match=r"y\[0\] has 1 labels"):
         EasyFirstBeamTagger().fit(X_TRAIN[:1], [["NOUN"]])
-    tagger = EasyFirstBeamTagger(n_epochs=1).fit(X_TRAIN[:5])
+    tagger = EasyFirstBeamTagger().partial_fit(X_TRAIN[:5])
     with pytest.raises(ValueError, match="not in the tag set"):
         tagger.partial_fit(X_TRAIN[:1], [["NEVER-SEEN"] * len(X_TRAIN[0])])
 

@@ -10,6 +10,7 @@ import pytest
 from sklearn_structured import DistroSVM, EasyFirstBeamParser, EasyFirstBeamTagger, LowRankTensorParser
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.utils import is_model_file, load_model, save_model
+from sklearn_structured.utils._persistence import _Decoder, _Encoder
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +40,142 @@ def test_round_trip_predicts_identically(name, sample, tmp_path):
     X_test = sample[2]
     for a, b in zip(model.predict(X_test), loaded.predict(X_test)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def _labelled_parser(name, method="fit"):
+    X, y = load_sample_treebank("train", labelled=True)
+    X, y = X[:60], y[:60]
+    if name == "lowrank":
+        model = LowRankTensorParser(n_epochs=2, rank=5, n_features=2**16, random_state=0)
+    else:
+        model = EasyFirstBeamParser(n_epochs=2, beam_size=2, hash_bits=14, random_state=0)
+    if method == "fit":
+        return model.fit(X, y), X, y
+    for _ in range(2):
+        model.partial_fit(X, y)
+    return model, X, y
+
+
+def _predictions_equal(a, b):
+    for (heads_a, labels_a), (heads_b, labels_b) in zip(a, b):
+        np.testing.assert_array_equal(heads_a, heads_b)
+        assert list(labels_a) == list(labels_b)
+
+
+@pytest.mark.parametrize("name", ["lowrank", "easyfirst"])
+def test_fit_keeps_only_float32_prediction_weights(name, tmp_path):
+    """fit drops the training state (half the model) and stores float32; partial_fit keeps
+    what it needs to go on, and both predict the same labelled trees."""
+    fitted, X, y = _labelled_parser(name, "fit")
+    resumable, _, _ = _labelled_parser(name, "partial_fit")
+    assert fitted.training_state_ is None and resumable.training_state_ is not None
+    assert fitted.labeller_["sums"] is None and resumable.labeller_["sums"] is not None
+    weights = ["theta_", "U_", "V_", "W_"] if name == "lowrank" else ["weights_"]
+    for attribute in weights:
+        assert getattr(fitted, attribute).dtype == np.float32
+    assert fitted.labeller_["weights"].dtype == np.float32
+    _predictions_equal(fitted.predict(X), resumable.predict(X))
+
+    small, large = tmp_path / "fitted.npz", tmp_path / "resumable.npz"
+    save_model(fitted, small)
+    save_model(resumable, large)
+    assert small.stat().st_size < 0.5 * large.stat().st_size
+    assert len(pickle.dumps(fitted)) < 0.4 * len(pickle.dumps(resumable))
+    _predictions_equal(fitted.predict(X), load_model(small).predict(X))
+
+    # a reloaded resumable model goes on exactly as the one in memory
+    reloaded = load_model(large)
+    reloaded.partial_fit(X, y)
+    resumable.partial_fit(X, y)
+    _predictions_equal(resumable.predict(X), reloaded.predict(X))
+    with pytest.raises(ValueError, match="trained by fit"):
+        fitted.partial_fit(X, y)
+
+
+def test_tagger_table_is_stored_by_its_non_zero_cells(sample, tmp_path):
+    model = _fitted("tagger", sample)
+    assert model.training_state_ is None and model.weights_.dtype == np.float32
+    nonzero = np.count_nonzero(model.weights_)
+    assert nonzero < model.weights_.size / 4  # hashed features by tags: mostly zero
+    save_model(model, tmp_path / "m.npz")
+    assert (tmp_path / "m.npz").stat().st_size < model.weights_.nbytes / 2
+    np.testing.assert_array_equal(load_model(tmp_path / "m.npz").weights_, model.weights_)
+
+
+@pytest.mark.parametrize("kind", ["dense", "cells", "rows", "empty"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_sparse_storage_rebuilds_the_same_array(kind, dtype):
+    rng = np.random.default_rng(0)
+    value = rng.normal(size=(300, 20)).astype(dtype) + (dtype == np.int64)
+    if kind == "cells":
+        value[rng.random(value.shape) < 0.9] = 0
+    elif kind == "rows":
+        value[rng.random(300) < 0.6] = 0
+    elif kind == "empty":
+        value[:] = 0
+    for array in (value, value.ravel(), value.reshape(30, 10, 20)):
+        encoder = _Encoder()
+        description = encoder.encode(array, "x")
+        stored = sum(a.nbytes for a in encoder.arrays.values())
+        assert stored <= array.nbytes
+        if kind == "dense":
+            assert "__array__" in description
+        rebuilt = _Decoder(encoder.arrays).decode(json.loads(json.dumps(description)))
+        assert rebuilt.dtype == array.dtype
+        np.testing.assert_array_equal(rebuilt, array)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float16_valued_arrays_are_stored_as_float16(dtype):
+    rng = np.random.default_rng(0)
+    halves = rng.normal(size=(100, 30)).astype(np.float16).astype(dtype)
+    for array, narrowed in ((halves, True), (halves + 1e-4, False)):
+        encoder = _Encoder()
+        description = json.loads(json.dumps(encoder.encode(array, "x")))
+        assert ({a.dtype for a in encoder.arrays.values()} == {np.dtype(np.float16)}) == narrowed
+        rebuilt = _Decoder(encoder.arrays).decode(description)
+        assert rebuilt.dtype == array.dtype
+        np.testing.assert_array_equal(rebuilt, array)
+
+
+def test_string_arrays_are_stored_as_utf8():
+    words = np.array(["a", "", "naïve", "日本", "x" * 140] * 300)
+    for array in (words, words.reshape(2, -1), words[:0]):
+        encoder = _Encoder()
+        description = json.loads(json.dumps(encoder.encode(array, "x")))
+        assert sum(a.nbytes for a in encoder.arrays.values()) <= max(array.nbytes, 4096)
+        rebuilt = _Decoder(encoder.arrays).decode(description)
+        assert rebuilt.dtype == array.dtype and rebuilt.shape == array.shape
+        np.testing.assert_array_equal(rebuilt, array)
+    encoder = _Encoder()
+    encoder.encode(words, "x")
+    assert sum(a.nbytes for a in encoder.arrays.values()) < words.nbytes / 10
+    arrays = {"d": np.frombuffer(b"ab", np.uint8), "n": np.array([1, 5])}
+    with pytest.raises(ValueError, match="string array"):
+        _Decoder(arrays).decode({"__strings__": [[2], "<U5", {"__array__": "d"},
+                                                 {"__array__": "n"}]})
+
+
+@pytest.mark.parametrize("description", [
+    {"__float16__": ["object", {"__array__": "h"}]},
+    {"__float16__": ["float32", {"__array__": "v"}]},
+])
+def test_crafted_float16_arrays_are_refused(description):
+    arrays = {"h": np.ones(3, np.float16), "v": np.ones(3)}
+    with pytest.raises(ValueError, match="float16 array"):
+        _Decoder(arrays).decode(description)
+
+
+@pytest.mark.parametrize("description", [
+    {"__cells__": [[4], {"__array__": "i"}, {"__array__": "v"}]},
+    {"__rows__": [2, {"__array__": "i"}, {"__array__": "m"}]},
+    {"__cells__": [[-1], {"__array__": "i"}, {"__array__": "v"}]},
+    {"__cells__": [[5], {"__array__": "v"}, {"__array__": "v"}]},
+])
+def test_crafted_sparse_arrays_are_refused(description):
+    arrays = {"i": np.array([1, 7]), "v": np.array([1.0, 2.0]), "m": np.ones((2, 3))}
+    with pytest.raises(ValueError, match="sparse array"):
+        _Decoder(arrays).decode(description)
 
 
 def test_multiclass_round_trip(tmp_path):

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import EpochResult, EpochTrainer, SentenceEstimator, map_ranges
-from ..utils._training import averaged_weights
+from ..utils._training import check_resumable, prediction_weights
 from ._beam import Perceptron, Search
 from ..utils._compat import Interval
 
@@ -38,8 +38,10 @@ class _PerceptronEpochs(EpochTrainer):
         n = len(records)
         order = np.random.default_rng([est.shuffle_seed_, est.n_iter_]).permutation(n)
         records[:] = 0.0
-        perceptron = Perceptron(est.weights_, est.weight_sums_, est.n_seen_)
+        state = est.training_state_
+        perceptron = Perceptron(state["weights"], state["sums"], state["seen"])
         n_clean = est._run_epoch(self.data, order, perceptron, records)
+        est._store_prediction_weights()
         updated = records[:, 0] > 0
         est.n_iter_ += 1
         est.n_updates_ += int(updated.sum())
@@ -100,35 +102,46 @@ class EasyFirstBase(SentenceEstimator, ABC):
     def _search(self):
         return Search(int(self.beam_size), bool(self.merge_states))
 
-    def _averaged_weights(self):
-        """The averaged perceptron weights (or the current ones)."""
-        if not self.average or self.n_seen_[0] == 0:
-            return self.weights_
-        return averaged_weights(self.weights_, self.weight_sums_, self.n_seen_[0])
+    def _store_prediction_weights(self):
+        """``weights_``: the averaged perceptron weights (or the current ones), float32."""
+        state = self.training_state_
+        self.weights_ = prediction_weights(state["weights"], state["sums"], state["seen"][0],
+                                           self.average)
 
     def _init_state(self, sentences, targets):
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rows, n_actions = self._start(sentences, targets)
-        self.weights_ = np.zeros((rows, n_actions))
-        self.weight_sums_ = np.zeros((rows, n_actions))
-        self.n_seen_ = np.zeros(1)
+        self.training_state_ = {"weights": np.zeros((rows, n_actions)),
+                                "sums": np.zeros((rows, n_actions)), "seen": np.zeros(1)}
+        self._store_prediction_weights()
         self.shuffle_seed_ = int(seed)
         self.n_iter_ = 0
         self.n_updates_ = 0
         self.n_invalid_updates_ = 0
         self.update_records_ = np.zeros((0, 5))
 
-    def _train(self, sentences, targets, n_epochs, X_val, y_val):
+    def _check_resumable(self):
+        """Whether ``partial_fit`` starts afresh; raise if it cannot go on from ``fit``."""
+        if not hasattr(self, "weights_"):
+            return True
+        check_resumable(self, self.training_state_)
+        return False
+
+    def _train(self, sentences, targets, n_epochs, X_val, y_val, *, keep_training_state):
+        """Run the epochs; ``fit`` drops the training state after them, ``partial_fit``
+        keeps it to go on from (it is twice the float64 size of the model)."""
         data = self._encode_training(sentences, targets)
         _PerceptronEpochs(self, data, len(sentences)).run(
             n_epochs, name=type(self).__name__, verbose=self.verbose,
             validation=None if X_val is None else (X_val, y_val))
+        if not keep_training_state:
+            self.training_state_ = None
         return self
 
     def _predict_chunks(self, sentences, predict_chunk):
         """Split ``sentences`` into one chunk per job and run ``predict_chunk(W, chunk)``
         on each, in threads when n_jobs asks; returns the per-chunk results in order."""
         check_is_fitted(self, "weights_")
-        W = self._averaged_weights()
+        W = self.weights_
         return map_ranges(lambda lo, hi: predict_chunk(W, sentences[lo:hi]), len(sentences),
                           self.n_jobs)

@@ -77,8 +77,13 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
     vocabularies_ : dict of Vocabulary
         Lower-cased forms (``"lower"``) and tags (the ``pos`` field) of the
         first training data; other words and tags share the unknown id.
-    weights_, weight_sums_ : ndarray of shape (2 ** hash_bits, 2)
-        Current perceptron weights and the running sums used for averaging.
+    weights_ : ndarray of shape (2 ** hash_bits, 2), float32
+        The perceptron weights parsing uses (averaged if ``average``).
+    training_state_ : dict or None
+        Current float64 weights, their running sums and the averaging
+        counter, to go on training from: kept by :meth:`partial_fit`, None
+        after :meth:`fit` (whose model parses only; ``partial_fit`` on it
+        raises ``ValueError``).
     n_iter_ : int
         Epochs run so far (``fit`` resets, ``partial_fit`` adds one).
     n_updates_ : int
@@ -145,22 +150,24 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         """
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         self._init_state(sentences, heads)
-        self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True)
-        return self._train(sentences, heads, self.n_epochs, X_val, y_val)
+        self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True,
+                         keep_training_state=False)
+        return self._train(sentences, heads, self.n_epochs, X_val, y_val,
+                           keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, *, X_val=None, y_val=None):
-        """One more epoch over ``(X, y)``, continuing from the current weights.
+        """One more epoch over ``(X, y)``, continuing from the training state it keeps.
 
         ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
         pairs the labeller makes one more pass too.
         """
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
-        reset = not hasattr(self, "weights_")
+        reset = self._check_resumable()
         if reset:
             self._init_state(sentences, heads)
-        self._fit_labels(sentences, heads, deprels, 1, reset=reset)
-        return self._train(sentences, heads, 1, X_val, y_val)
+        self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True)
+        return self._train(sentences, heads, 1, X_val, y_val, keep_training_state=True)
 
     def _start(self, sentences, heads):
         self.vocabularies_ = fit_vocabularies(sentences, ("lower", self.pos))

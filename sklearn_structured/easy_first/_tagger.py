@@ -209,8 +209,13 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
         of the static features kept; the i-th is row ``i + 1`` of the
         weight table.
-    weights_, weight_sums_ : ndarray of shape (n_rows, n_tags)
-        Perceptron weights and the running sums used for averaging.
+    weights_ : ndarray of shape (n_rows, n_tags), float32
+        The perceptron weights tagging uses (averaged if ``average``).
+    training_state_ : dict or None
+        Current float64 weights, their running sums and the averaging
+        counter, to go on training from: kept by :meth:`partial_fit`, None
+        after :meth:`fit` (whose model tags only; ``partial_fit`` on it
+        raises ``ValueError``).
     n_iter_, n_updates_, n_invalid_updates_ : int
         As in :class:`EasyFirstBeamParser`.
 
@@ -353,7 +358,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         """
         sentences, tags = self._gold_tags(X, y)
         self._init_state(sentences, tags)
-        return self._train(sentences, tags, self.n_epochs, X_val, y_val)
+        return self._train(sentences, tags, self.n_epochs, X_val, y_val,
+                           keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, X_val=None, y_val=None):
@@ -362,9 +368,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
         sentences, tags = self._gold_tags(X, y)
-        if not hasattr(self, "weights_"):
+        if self._check_resumable():
             self._init_state(sentences, tags)
-        return self._train(sentences, tags, 1, X_val, y_val)
+        return self._train(sentences, tags, 1, X_val, y_val, keep_training_state=True)
 
     def _tag(self, X):
         sentences = check_sentences(X)

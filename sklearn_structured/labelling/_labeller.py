@@ -11,8 +11,10 @@ format:
 ``allowed``       bool array, the labels a word not attached to the root may get
 ``root_label``    int, the label of every word attached to the root
 ``vocabularies``  dict of :class:`~sklearn_structured.utils.Vocabulary`
-``weights``       float array, the current perceptron weights
-``sums``          float array, their running sums (the average is computed from them)
+``weights``       float array, the current perceptron weights; once training is
+                  finished (:func:`finish_labeller`), the float32 average
+``sums``          float array, their running sums (the average is computed from
+                  them); None once training is finished
 ``n_seen``        float, arcs trained on so far (the averaging counter)
 ``n_iter``        int, passes made so far
 
@@ -24,7 +26,7 @@ to the root get the most frequent root label; no other word gets a root label.
 import numpy as np
 
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
-from ..utils._training import averaged_weights
+from ..utils._training import prediction_weights
 from ._kernels import LabelModel, LabelSentences, predict_labels, train_epoch
 
 FIELDS = ("lower", "upos", "xpos")
@@ -114,8 +116,16 @@ def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller
 
 
 def averaged_labeller_weights(state):
-    """The averaged perceptron weights that prediction uses."""
-    return averaged_weights(state["weights"], state["sums"], state["n_seen"])
+    """The averaged perceptron weights (float32) that prediction uses."""
+    if state["sums"] is None:
+        return state["weights"]
+    return prediction_weights(state["weights"], state["sums"], state["n_seen"])
+
+
+def finish_labeller(state):
+    """Keep only the weights prediction uses: half the float32 size of the running pair."""
+    state["weights"] = averaged_labeller_weights(state)
+    state["sums"] = None
 
 
 def label_trees(state, sentences, heads, n_jobs=None):
@@ -135,13 +145,14 @@ def label_trees(state, sentences, heads, n_jobs=None):
 class LabellingParserMixin:
     """What both parsers do with labelled ``y``: fit the labeller, return and score pairs.
 
-    The parser calls :meth:`_fit_labels` from ``fit`` (``reset=True``) and
-    ``partial_fit`` (one pass, continuing), and :meth:`_with_labels` at the
+    The parser calls :meth:`_fit_labels` from ``fit`` (``reset=True``; the
+    labeller keeps only its averaged weights) and ``partial_fit`` (one pass,
+    continuing; the training state is kept), and :meth:`_with_labels` at the
     end of ``predict``. A parser fitted on heads alone has ``labeller_ = None``
     and predicts heads, exactly as without the labeller.
     """
 
-    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset):
+    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state):
         if reset:
             self.labeller_ = None
         if deprels is None:
@@ -150,6 +161,8 @@ class LabellingParserMixin:
             self.labeller_ = new_labeller(sentences, heads, deprels)
         train_labeller(self.labeller_, sentences, heads, deprels, n_epochs,
                        name=type(self).__name__, verbose=self.verbose)
+        if not keep_training_state:
+            finish_labeller(self.labeller_)
 
     def _with_labels(self, sentences, heads):
         """``heads`` as they are, or paired with their labels when the parser has a labeller."""

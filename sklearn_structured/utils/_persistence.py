@@ -13,6 +13,14 @@ names and each step as above, and nothing else of the pipeline. Loading reads th
 ``numpy.load(allow_pickle=False)``, and calls no constructor outside that
 list, so a crafted file can at worst fail to load.
 
+Weight tables are often mostly zero (a tagger's table of features by tags,
+the rows of the low-rank parser's U and V for word features it never
+updated), so a numeric array is stored whichever way is smallest: whole, by
+its non-zero cells (flat positions and values), or by its non-zero rows
+(row numbers and rows); and float arrays whose every value is a float16
+(weights an estimator rounded so, see the low-rank parser) are stored as
+float16; str arrays as UTF-8. Loading rebuilds the same array, of the same dtype.
+
 Saving is atomic: the archive is written to a temporary file beside the
 destination and renamed over it only when complete, so a failed save leaves
 an existing model intact.
@@ -22,6 +30,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import tempfile
 import zipfile
 
@@ -34,7 +43,9 @@ FORMAT = "sklearn-structured-model"
 # keep the hashes of their kept features (feature_keys_) instead of a
 # dictionary of feature strings or FeatureHasher columns. 4: the tagger has
 # more static templates, so its kept hashes of version 3 name other features.
-FORMAT_VERSION = 4
+# 5: fitted models keep only their float32 prediction weights (no training
+# state), and mostly-zero arrays are stored by their non-zero cells or rows.
+FORMAT_VERSION = 5
 _DOCUMENT = "model.json"
 
 def _estimator_class(name):
@@ -66,9 +77,51 @@ class _Encoder:
             value = value.astype(str)
         if value.dtype.kind not in "biufcU":
             raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} are not supported")
+        if value.dtype.kind == "U" and value.nbytes >= 4096:
+            return self._strings(value)
+        # small arrays stay whole: a sparse one costs two archive entries
+        if value.dtype.kind in "iuf" and value.ndim >= 1 and value.nbytes >= 4096:
+            sparse = self._sparse(value)
+            if sparse is not None:
+                return sparse
+        return self._store(value)
+
+    def _store(self, value):
         name = f"a{len(self.arrays)}"
+        if value.dtype.kind == "f" and value.itemsize > 2 and value.nbytes >= 4096:
+            with np.errstate(over="ignore"):
+                half = value.astype(np.float16)
+            if np.array_equal(half.astype(value.dtype), value):
+                self.arrays[name] = half
+                return {"__float16__": [value.dtype.name, {"__array__": name}]}
         self.arrays[name] = value
         return {"__array__": name}
+
+    def _strings(self, value):
+        """A str array as its UTF-8 bytes and their lengths: numpy gives every string
+        the width of the longest, four bytes a character."""
+        encoded = [item.encode("utf-8") for item in value.ravel().tolist()]
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        return {"__strings__": [list(value.shape), value.dtype.str,
+                                self._store(np.frombuffer(b"".join(encoded), np.uint8)),
+                                self._store(lengths)]}
+
+    def _sparse(self, value):
+        """``value`` by its non-zero cells or rows when that is smaller, else None."""
+        index = np.int32 if value.size < 2**31 else np.int64
+        cells = np.flatnonzero(value)
+        size = {"cells": len(cells) * (value.itemsize + index().itemsize)}
+        if value.ndim == 2:
+            rows = np.flatnonzero(np.any(value != 0, axis=1))
+            size["rows"] = len(rows) * (value.shape[1] * value.itemsize + index().itemsize)
+        kind = min(size, key=size.get)
+        if size[kind] >= value.nbytes:
+            return None
+        if kind == "cells":
+            return {"__cells__": [list(value.shape), self._store(cells.astype(index)),
+                                  self._store(value.ravel()[cells])]}
+        return {"__rows__": [value.shape[0], self._store(rows.astype(index)),
+                             self._store(value[rows])]}
 
     def encode(self, value, where):
         from ._sentences import Vocabulary
@@ -151,6 +204,32 @@ class _Decoder:
             if content not in self.arrays:
                 raise ValueError(f"model file refers to a missing array {content!r}")
             return self.arrays[content]
+        if kind == "__strings__":
+            shape, dtype, data, lengths = content
+            data, lengths = self.decode(data), self.decode(lengths)
+            if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
+                    and isinstance(dtype, str) and re.fullmatch(r"[<>|]U\d+", dtype)
+                    and isinstance(data, np.ndarray) and data.dtype == np.uint8
+                    and isinstance(lengths, np.ndarray) and lengths.dtype.kind in "iu"
+                    and lengths.ndim == 1 and len(lengths) == math.prod(shape)
+                    and np.all(lengths >= 0) and lengths.sum() == data.size):
+                raise ValueError("model file holds a malformed string array")
+            raw, ends = data.tobytes(), np.cumsum(lengths).tolist()
+            items = [raw[a:b].decode("utf-8") for a, b in zip([0] + ends[:-1], ends)]
+            return np.array(items, dtype=dtype).reshape(shape)
+        if kind == "__float16__":
+            dtype, stored = content
+            stored = self.decode(stored)
+            if dtype not in ("float32", "float64") or not (
+                    isinstance(stored, np.ndarray) and stored.dtype == np.float16):
+                raise ValueError("model file holds a malformed float16 array")
+            return stored.astype(dtype)
+        if kind == "__cells__":
+            shape, cells, values = content
+            return self._scatter(shape, cells, values, lambda out: out.reshape(-1))
+        if kind == "__rows__":
+            n_rows, rows, values = content
+            return self._scatter([n_rows], rows, values, lambda out: out)
         if kind == "__float__":
             return float(content)  # "nan", "inf", "-inf" only: float() parses nothing else of note
         if kind == "__tuple__":
@@ -165,6 +244,22 @@ class _Decoder:
             vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}
             return vocabulary
         raise ValueError(f"model file holds an unknown value kind {kind!r}")
+
+    def _scatter(self, shape, index, values, view):
+        """A zero array of ``shape`` (plus the values' trailing axes) with
+        ``view(array)[index] = values``, after checking the parts are consistent."""
+        index, values = self.decode(index), self.decode(values)
+        if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
+                and isinstance(index, np.ndarray) and index.ndim == 1
+                and index.dtype.kind in "iu" and isinstance(values, np.ndarray)
+                and values.dtype.kind in "iuf" and len(values) == len(index)):
+            raise ValueError("model file holds a malformed sparse array")
+        out = np.zeros(tuple(shape) + values.shape[1:], dtype=values.dtype)
+        target = view(out)
+        if len(index) and (index.min() < 0 or index.max() >= len(target)):
+            raise ValueError("model file holds a sparse array with positions out of range")
+        target[index] = values
+        return out
 
     @staticmethod
     def _key(key):
