@@ -34,7 +34,8 @@ FORMAT = "sklearn-structured-model"
 # keep the hashes of their kept features (feature_keys_) instead of a
 # dictionary of feature strings or FeatureHasher columns. 4: the tagger has
 # more static templates, so its kept hashes of version 3 name other features.
-FORMAT_VERSION = 4
+# 5: the arc labeller has more templates and stores the touched cells of a larger table.
+FORMAT_VERSION = 5
 _DOCUMENT = "model.json"
 
 def _estimator_class(name):
