@@ -108,10 +108,13 @@ def main():
         "included, warm kernels).\n\n"
         + markdown_table(["split", "UAS", "LAS", "sent/s"], rows)
     )
-    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
+    # seed 0 keeps the plain section name; other seeds get their own section
+    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items())
+                      + ([("seed", args.seed)] if args.seed else []))
     write_section(f"labels_{args.parser}_{args.treebank}" + (f"_{suffix}" if suffix else ""),
                   f"Labelled parsing: {cls.__name__} on {args.treebank}"
-                  + (f" ({', '.join(args.param)})" if args.param else ""), body)
+                  + (f" ({', '.join(args.param)})" if args.param else "")
+                  + (f", seed {args.seed}" if args.seed else ""), body)
     print(body)
 
 

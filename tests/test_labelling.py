@@ -28,26 +28,26 @@ def sample():
 def _oracle_features(words, heads, m, labels):
     """The feature tuples of word m's arc, written out plainly from the kernel's docs.
 
-    ``words`` are (lower, upos, xpos) ids, ``heads`` 1-based with 0 for the root,
-    ``labels`` the label ids the label templates read.
+    ``words`` are (lower, upos, xpos, lemma, FEATS signature) ids, ``heads`` 1-based
+    with 0 for the root, ``labels`` the label ids the label templates read.
     """
     n = len(words)
-    lower = [w[0] for w in words]
-    upos = [w[1] for w in words]
-    xpos = [w[2] for w in words]
+    lower, upos, xpos, lemma, feats = (list(field) for field in zip(*words))
 
     def tag(i):
         return upos[i] if 0 <= i < n else K.OUTSIDE
 
     h = heads[m]
-    mw, mu, mx = lower[m], upos[m], xpos[m]
+    mw, mu, mx, mlem, mf = lower[m], upos[m], xpos[m], lemma[m], feats[m]
     if h == 0:
-        hw = hu = hx = hl = hr = gu = head_label = K.ROOT_VALUE
-        direction, dist = 2, K.ROOT_DISTANCE
+        hw = hu = hx = hl = hr = gu = gw = head_label = hlem = hf = K.ROOT_VALUE
+        direction, dist, next_w = 2, K.ROOT_DISTANCE, K.NO_WORD
     else:
-        hw, hu, hx = lower[h - 1], upos[h - 1], xpos[h - 1]
+        hw, hu, hx, hlem, hf = lower[h - 1], upos[h - 1], xpos[h - 1], lemma[h - 1], feats[h - 1]
         hl, hr = tag(h - 2), tag(h)
         gu = K.ROOT_VALUE if heads[h - 1] == 0 else upos[heads[h - 1] - 1]
+        gw = K.ROOT_VALUE if heads[h - 1] == 0 else lower[heads[h - 1] - 1]
+        next_w = lower[m - 1] if h - 1 < m else lower[m + 1]
         head_label = labels[h - 1]
         direction = 1 if h - 1 < m else 0
         d = abs(h - 1 - m)
@@ -79,9 +79,17 @@ def _oracle_features(words, heads, m, labels):
     subtree = [k for k in range(n) if descends(k)]
     start, end = min(subtree), max(subtree)
 
-    def tag_set(kids):  # a sum of hashes, wrapping as int64 does
-        total = sum(int(feature_hash(99, upos[k], 0, 0, 0, 0)) for k in kids)
+    def hash_set(values):  # a sum of hashes, wrapping as int64 does
+        total = sum(int(feature_hash(99, v, 0, 0, 0, 0)) for v in values)
         return (total + 2**63) % 2**64 - 2**63
+
+    def tag_set(kids):
+        return hash_set(upos[k] for k in kids)
+
+    # siblings labelled before m: nearer the head, or as near and to the left
+    earlier = [] if h == 0 else [
+        k for k in range(n) if k != m and heads[k] == h
+        and (abs(h - 1 - k), k) < (abs(h - 1 - m), m)]
 
     return [
         (K.T_BIAS,), (K.T_MW, mw), (K.T_MU, mu), (K.T_MX, mx), (K.T_HW, hw), (K.T_HU, hu),
@@ -103,6 +111,15 @@ def _oracle_features(words, heads, m, labels):
         (K.T_AFTER_SPAN, mu, word(end + 1), direction),
         (K.T_SPAN_EDGES, hu, mu, tag(start - 1), tag(end + 1), direction),
         (K.T_LEFT_TAGS, mu, tag_set(left)), (K.T_RIGHT_TAGS, mu, tag_set(right)),
+        (K.T_MLEM_HU, mlem, hu, direction), (K.T_HLEM_MU, hlem, mu, direction),
+        (K.T_HLEM_MLEM, hlem, mlem), (K.T_MF_MU, mf, mu), (K.T_HF_MF, hf, mf, hu, mu, direction),
+        (K.T_MF_HU, mf, mu, hu, direction), (K.T_GW_HU_MU, gw, hu, mu, direction),
+        (K.T_SIBS_LABELS, hash_set(labels[k] for k in earlier), hu, mu, direction),
+        (K.T_HEAD_LABEL_HW, head_label, hw, mu),
+        (K.T_N_CHILDREN, mu, min(len(left), 3), min(len(right), 3)),
+        (K.T_MU_NLCW, mu, lower[max(left)] if left else K.NO_WORD),
+        (K.T_MU_RCW, mu, lower[max(right)] if right else K.NO_WORD),
+        (K.T_NEXT_W, mu, next_w, direction),
     ]
 
 
@@ -124,19 +141,20 @@ def _cell(feature, label, mask):
 
 
 def _oracle_sentences(data):
-    """Per sentence, its (lower, upos, xpos) ids and heads, from the encoded arrays."""
+    """Per sentence, its (lower, upos, xpos, lemma, FEATS signature) ids and heads, from
+    the encoded arrays."""
     out = []
     for s in range(len(data.offsets) - 1):
         lo, hi = data.offsets[s], data.offsets[s + 1]
-        words = list(zip(data.lower[lo:hi].tolist(), data.upos[lo:hi].tolist(),
-                         data.xpos[lo:hi].tolist()))
+        words = list(zip(*(field[lo:hi].tolist() for field in (
+            data.lower, data.upos, data.xpos, data.lemma, data.feats))))
         out.append((words, data.heads[lo:hi].tolist()))
     return out
 
 
 def _oracle_training(state, data, gold, n_epochs):
     """The averaged perceptron with a dict of weights, one key per (feature, label) cell."""
-    mask = len(state["weights"]) - 1
+    mask = (1 << state["hash_bits"]) - 1
     allowed = state["allowed"]
     n_labels = len(allowed)
     w, sums, seen = defaultdict(float), defaultdict(float), 0
@@ -175,10 +193,11 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
     gold = [ids[label] for labels in deprels for label in labels]
     averaged, seen = _oracle_training(state, data, gold, 3)
     assert state["n_seen"] == seen == 3 * sum(int(np.sum(h != 0)) for h in heads)
-    mask = len(state["weights"]) - 1
+    mask = (1 << state["hash_bits"]) - 1
     # the same weights, cell by cell
     # (in float64: the fitted labeller rounds the same average to float32)
-    kernel = averaged_weights(state["weights"], state["sums"], state["n_seen"])
+    kernel = np.zeros(1 << state["hash_bits"])
+    kernel[state["cells"]] = averaged_weights(state["weights"], state["sums"], state["n_seen"])
     touched = np.flatnonzero(kernel)
     assert len(touched) > 100
     for cell in touched.tolist():
@@ -265,3 +284,24 @@ def test_labels_gold_trees_of_held_out_sentences(sample):
     # 300 training sentences: the tag baseline is near 0.55, the labeller above 0.8
     assert accuracy > 0.8, accuracy
     assert accuracy > baseline + 0.15, (accuracy, baseline)
+
+
+def test_feats_signature_ignores_item_order_and_is_zero_without_feats():
+    items = np.array([3, 5, 5, 3, 7], np.int64)
+    # words: {3, 5}, {5, 3}, none, {7}
+    signatures = K.feats_signatures(items, np.array([0, 2, 4, 4, 5], np.int64))
+    assert signatures[0] == signatures[1] != 0
+    assert signatures[2] == 0
+    assert len(set(signatures.tolist())) == 3
+
+
+def test_labels_sentences_of_bare_forms(sample):
+    # no tags, lemmas or FEATS: every field falls back to the form, and the labeller
+    # still learns (less well than with tags)
+    X, heads, deprels, X_test, heads_test, deprels_test = sample
+    forms = [[t["form"] for t in s] for s in X]
+    state = new_labeller(forms, heads, deprels)
+    train_labeller(state, forms, heads, deprels, 8)
+    predicted = label_trees(state, [[t["form"] for t in s] for s in X_test], heads_test)
+    correct = sum(a == b for p, g in zip(predicted, deprels_test) for a, b in zip(p, g))
+    assert correct / sum(map(len, deprels_test)) > 0.6

@@ -79,7 +79,8 @@ def test_fit_keeps_only_float32_prediction_weights(name, tmp_path):
     small, large = tmp_path / "fitted.npz", tmp_path / "resumable.npz"
     save_model(fitted, small)
     save_model(resumable, large)
-    assert small.stat().st_size < 0.5 * large.stat().st_size
+    # (not half: both keep the labeller's int64 cell indices)
+    assert small.stat().st_size < 0.7 * large.stat().st_size
     assert len(pickle.dumps(fitted)) < 0.4 * len(pickle.dumps(resumable))
     _predictions_equal(fitted.predict(X), load_model(small).predict(X))
 

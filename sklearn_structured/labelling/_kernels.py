@@ -2,12 +2,13 @@
 
 The labeller gives each arc ``h -> m`` of a finished tree one relation label.
 An arc's features are a template number and a few integers (vocabulary ids
-of the head and the modifier, direction, binned distance, the tags around
-them and of their relatives in the tree), hashed once by
+of the forms, lemmas, tags and FEATS of the head and the modifier, direction,
+binned distance, the words and tags around them and of their relatives in the
+tree), hashed once by
 :func:`~sklearn_structured.kernels.hashing.feature_hash` into a 63-bit key.
 A feature conjoined with a label ``l`` owns the weight at
 
-    ``(key + l * LABEL_STRIDE) & mask``
+    ``(key + l * LABEL_STRIDE) & mask``  (LABEL_STRIDE is 1)
 
 of one table of ``mask + 1`` weights, so the table's size does not grow with
 the number of labels; the score of label ``l`` is the sum of the weights its
@@ -19,11 +20,12 @@ Words attached to the root are not scored: they get the model's root label.
 Every other word gets its best label among ``allowed`` (the labels not kept
 for root words), which is how the root constraint holds.
 
-Two templates read labels: that of the head's own arc, and that of the
-nearest sibling between the head and the word. Words are therefore labelled
-top-down (by depth in the tree) and, among the children of one head, from the
-head outwards, so that both are known when a word is labelled: the labels
-predicted so far at prediction, the gold ones in training.
+Some templates read labels: that of the head's own arc, that of the nearest
+sibling between the head and the word, and the set of labels of the siblings
+nearer the head. Words are therefore labelled top-down (by depth in the tree)
+and, among the children of one head, from the head outwards (ties: left
+first), so that these are known when a word is labelled: the labels predicted
+so far at prediction, the gold ones in training.
 
 Tokens are given without a root slot; ``heads`` holds the tree, 1-based within
 each sentence with 0 for the root.
@@ -42,8 +44,10 @@ OUTSIDE = -2  # a neighbour before the first or after the last word
 NO_WORD = -3  # no such relative in the tree (child, sibling)
 ROOT_VALUE = -4  # the head (or grandparent) is the artificial root
 
-# An odd 64-bit constant: label l moves a feature's key by l times it.
-LABEL_STRIDE = 0x5851F42D4C957F2D
+# Label l moves a feature's key by l: the labels of one feature sit side by side, so
+# scoring them reads a few cache lines instead of one line per label, while two
+# distinct feature-label pairs still share a cell with probability 1 / table size.
+LABEL_STRIDE = 1
 
 # Distance bins of |h - m|: 1, 2, 3, 4, 5-6, 7-10, 11+; arcs from the root get their own.
 _DISTANCE_EDGES = np.array([1, 2, 3, 4, 5, 7, 11], dtype=np.int64)
@@ -55,13 +59,16 @@ ROOT_DISTANCE = len(_DISTANCE_EDGES)
  T_MU_CONTEXT, T_HU_MU_ML, T_HU_MU_MR, T_HU_HL_MU, T_HU_HR_MU, T_GU_HU_MU,
  T_MU_LCW, T_MU_LCU, T_MU_RCU, T_HU_MU_LCW, T_HU_MU_SIB, T_HU_MU_RANK, T_DIR_HW_MX,
  T_MU_CHILDREN, T_HEAD_LABEL, T_HEAD_LABEL_HU, T_SIB_LABEL, T_BEFORE_SPAN, T_AFTER_SPAN,
- T_SPAN_EDGES, T_LEFT_TAGS, T_RIGHT_TAGS) = range(1, 42)
-N_TEMPLATES = 41
+ T_SPAN_EDGES, T_LEFT_TAGS, T_RIGHT_TAGS,
+ T_MLEM_HU, T_HLEM_MU, T_HLEM_MLEM, T_MF_MU, T_HF_MF, T_MF_HU, T_GW_HU_MU, T_SIBS_LABELS,
+ T_HEAD_LABEL_HW, T_N_CHILDREN, T_MU_NLCW, T_MU_RCW, T_NEXT_W) = range(1, 55)
+N_TEMPLATES = 54
 _CHILD_TAG = 99  # hashes a child's UPOS into the order-free signature of a tag set
 
 # Columns of the per-word relatives that tree_relatives fills in.
-LEFT_CHILD, RIGHT_CHILD, SPAN_START, SPAN_END, LEFT_TAGS, RIGHT_TAGS = range(6)
-N_RELATIVES = 6
+(LEFT_CHILD, RIGHT_CHILD, SPAN_START, SPAN_END, LEFT_TAGS, RIGHT_TAGS, N_LEFT, N_RIGHT,
+ NEAR_LEFT) = range(9)
+N_RELATIVES = 9
 
 
 class LabelSentences(NamedTuple):
@@ -73,6 +80,9 @@ class LabelSentences(NamedTuple):
     """Lower-cased form id of every word."""
     upos: np.ndarray
     xpos: np.ndarray
+    lemma: np.ndarray
+    feats: np.ndarray
+    """Order-free signature of every word's FEATS items (0 for none)."""
     heads: np.ndarray
     """Head of every word, 1-based within its sentence, 0 for the root."""
 
@@ -119,6 +129,17 @@ def _at(field, lo, n, i):
 
 
 @njit(cache=True, nogil=True)
+def feats_signatures(items, item_offsets):
+    """Per word, an order-free signature (a sum of hashes) of its FEATS item ids; 0 for none."""
+    n = len(item_offsets) - 1
+    out = np.zeros(n, np.int64)
+    for i in range(n):
+        for j in range(item_offsets[i], item_offsets[i + 1]):
+            out[i] += feature_hash(_CHILD_TAG, items[j], 1, 0, 0, 0)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def tree_relatives(heads, upos, lo, n, out):
     """Fill ``out[:n]`` with what the features read of each word's subtree.
 
@@ -134,6 +155,9 @@ def tree_relatives(heads, upos, lo, n, out):
         out[m, SPAN_END] = m
         out[m, LEFT_TAGS] = 0
         out[m, RIGHT_TAGS] = 0
+        out[m, N_LEFT] = 0
+        out[m, N_RIGHT] = 0
+        out[m, NEAR_LEFT] = -1
     for m in range(n):
         h = heads[lo + m] - 1
         if h < 0:
@@ -141,10 +165,14 @@ def tree_relatives(heads, upos, lo, n, out):
         tag = feature_hash(_CHILD_TAG, upos[lo + m], 0, 0, 0, 0)
         if m < h:
             out[h, LEFT_TAGS] += tag
+            out[h, N_LEFT] += 1
             if out[h, LEFT_CHILD] < 0 or m < out[h, LEFT_CHILD]:
                 out[h, LEFT_CHILD] = m
+            if m > out[h, NEAR_LEFT]:
+                out[h, NEAR_LEFT] = m
         else:
             out[h, RIGHT_TAGS] += tag
+            out[h, N_RIGHT] += 1
             if m > out[h, RIGHT_CHILD]:
                 out[h, RIGHT_CHILD] = m
         # m lies in the subtree of every ancestor
@@ -184,20 +212,27 @@ def arc_keys(sentences, lo, n, m, relatives, labels, keys):
     and nearest inner sibling, which :func:`labelling_order` puts first).
     """
     lower, upos, xpos, heads = sentences.lower, sentences.upos, sentences.xpos, sentences.heads
+    lemma, feats = sentences.lemma, sentences.feats
     h = heads[lo + m]  # 1-based, 0 = root
     mw, mu, mx = lower[lo + m], upos[lo + m], xpos[lo + m]
+    mlem, mf = lemma[lo + m], feats[lo + m]
     ml, mr = _at(upos, lo, n, m - 1), _at(upos, lo, n, m + 1)
     if h == 0:
-        hw = hu = hx = hl = hr = gu = head_label = ROOT_VALUE
+        hw = hu = hx = hl = hr = gu = gw = head_label = hlem = hf = ROOT_VALUE
         direction = 2
+        next_w = NO_WORD
     else:
         hi = h - 1
         hw, hu, hx = lower[lo + hi], upos[lo + hi], xpos[lo + hi]
+        hlem, hf = lemma[lo + hi], feats[lo + hi]
         hl, hr = _at(upos, lo, n, hi - 1), _at(upos, lo, n, hi + 1)
         g = heads[lo + hi]
         gu = ROOT_VALUE if g == 0 else upos[lo + g - 1]
+        gw = ROOT_VALUE if g == 0 else lower[lo + g - 1]
         head_label = labels[lo + hi]
         direction = 1 if hi < m else 0
+        # the word next to m on the head's side (the head itself when adjacent)
+        next_w = lower[lo + (m - 1 if hi < m else m + 1)]
     dist = _distance_bin(h, m)
     lc, rc = relatives[m, LEFT_CHILD], relatives[m, RIGHT_CHILD]
     start, end = relatives[m, SPAN_START], relatives[m, SPAN_END]
@@ -220,6 +255,16 @@ def arc_keys(sentences, lo, n, m, relatives, labels, keys):
                 rank += 1
             k += step
         rank = min(rank, 3)
+    # the labels of the head's children labelled before m (nearer the head), order-free
+    sibs = 0
+    if h > 0:
+        d = abs(h - 1 - m)
+        for k in range(max(0, h - 1 - d), min(n, h + d)):
+            if k != m and heads[lo + k] == h and (abs(h - 1 - k) < d or k < m):
+                sibs += feature_hash(_CHILD_TAG, labels[lo + k], 0, 0, 0, 0)
+    nlc = relatives[m, NEAR_LEFT]
+    nlcw = NO_WORD if nlc < 0 else lower[lo + nlc]
+    rcw = NO_WORD if rc < 0 else lower[lo + rc]
     keys[0] = feature_hash(T_BIAS, 0, 0, 0, 0, 0)
     keys[1] = feature_hash(T_MW, mw, 0, 0, 0, 0)
     keys[2] = feature_hash(T_MU, mu, 0, 0, 0, 0)
@@ -261,15 +306,29 @@ def arc_keys(sentences, lo, n, m, relatives, labels, keys):
     keys[38] = feature_hash(T_SPAN_EDGES, hu, mu, before_u, after_u, direction)
     keys[39] = feature_hash(T_LEFT_TAGS, mu, relatives[m, LEFT_TAGS], 0, 0, 0)
     keys[40] = feature_hash(T_RIGHT_TAGS, mu, relatives[m, RIGHT_TAGS], 0, 0, 0)
+    keys[41] = feature_hash(T_MLEM_HU, mlem, hu, direction, 0, 0)
+    keys[42] = feature_hash(T_HLEM_MU, hlem, mu, direction, 0, 0)
+    keys[43] = feature_hash(T_HLEM_MLEM, hlem, mlem, 0, 0, 0)
+    keys[44] = feature_hash(T_MF_MU, mf, mu, 0, 0, 0)
+    keys[45] = feature_hash(T_HF_MF, hf, mf, hu, mu, direction)
+    keys[46] = feature_hash(T_MF_HU, mf, mu, hu, direction, 0)
+    keys[47] = feature_hash(T_GW_HU_MU, gw, hu, mu, direction, 0)
+    keys[48] = feature_hash(T_SIBS_LABELS, sibs, hu, mu, direction, 0)
+    keys[49] = feature_hash(T_HEAD_LABEL_HW, head_label, hw, mu, 0, 0)
+    keys[50] = feature_hash(T_N_CHILDREN, mu, min(relatives[m, N_LEFT], 3),
+                            min(relatives[m, N_RIGHT], 3), 0, 0)
+    keys[51] = feature_hash(T_MU_NLCW, mu, nlcw, 0, 0, 0)
+    keys[52] = feature_hash(T_MU_RCW, mu, rcw, 0, 0, 0)
+    keys[53] = feature_hash(T_NEXT_W, mu, next_w, direction, 0, 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _scores(keys, weights, n_labels, mask, out):
     for label in range(n_labels):
-        total = 0.0
-        for t in range(N_TEMPLATES):
-            total += weights[label_cell(keys[t], label, mask)]
-        out[label] = total
+        out[label] = 0.0
+    for t in range(N_TEMPLATES):  # feature by feature: its labels' cells are adjacent
+        for label in range(n_labels):
+            out[label] += weights[label_cell(keys[t], label, mask)]
 
 
 @njit(cache=True, nogil=True, inline="always")

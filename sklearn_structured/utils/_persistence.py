@@ -44,7 +44,8 @@ FORMAT = "sklearn-structured-model"
 # dictionary of feature strings or FeatureHasher columns. 4: the tagger has
 # more static templates, so its kept hashes of version 3 name other features.
 # 5: fitted models keep only their float32 prediction weights (no training
-# state), and mostly-zero arrays are stored by their non-zero cells or rows.
+# state), mostly-zero arrays are stored by their non-zero cells or rows, and
+# the arc labeller has more templates and keeps the touched cells of a larger table.
 FORMAT_VERSION = 5
 _DOCUMENT = "model.json"
 
