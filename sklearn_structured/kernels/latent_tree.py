@@ -67,48 +67,58 @@ def sentence_tree(heads, offsets, s):
 
 
 @njit(cache=True, nogil=True)
-def exact_log_probs(words, heads, offsets, start_probs, transitions, emissions):
-    """log p(words | tree) under the hidden-state model (the paper's Eq. 2).
-
-    ``transitions[d, h_child, h_parent]`` and ``emissions[word, h]`` are
-    column-stochastic. Computes the inside vectors
-    beta_p(h) = o(x_p | h) prod_j sum_h' T_d[h', h] beta_j(h') bottom up
-    (Eq. 3-4), rescaling each to sum one.
-    """
-    k = start_probs.shape[0]
-    n_sent = offsets.shape[0] - 1
-    out = np.zeros(n_sent)
-    for s in range(n_sent):
-        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
-        beta = np.zeros((n + 1, k))
-        log_scale = 0.0
-        for t in range(n):
-            p = order[t]
-            for h in range(k):
-                beta[p, h] = emissions[words[lo + p - 1], h]
-            for q in range(start[p], start[p + 1]):
-                j = kids[q]
-                side = LEFT if j < p else RIGHT
-                for h in range(k):
-                    message = 0.0
-                    for h2 in range(k):
-                        message += transitions[side, h2, h] * beta[j, h2]
-                    beta[p, h] *= message
-            total = beta[p].sum()
-            beta[p] /= total
-            log_scale += np.log(total)
-        for r in range(start[0], start[1]):
-            log_scale += np.log(np.dot(start_probs, beta[kids[r]]))
-        out[s] = log_scale
-    return out
-
-
-@njit(cache=True, nogil=True)
 def _normalise(vector):
     """Divide ``vector`` by its sum in place; return the sum."""
     total = vector.sum()
     vector /= total
     return total
+
+
+@njit(cache=True, nogil=True)
+def _inside(words, lo, n, start, kids, order, start_probs, transitions, emissions):
+    """Inside vectors of one sentence, bottom up, each rescaled to sum one.
+
+    beta_p(h) = o(x_p | h) prod_j sum_h' T_d[h', h] beta_j(h') (the paper's
+    Eq. 3-4); ``message[j](h) = sum_h' T_d[h', h] beta_j(h')``. Returns
+    ``(beta, message, log p(words | tree))``.
+    """
+    k = start_probs.shape[0]
+    beta = np.zeros((n + 1, k))
+    message = np.zeros((n + 1, k))
+    log_lik = 0.0
+    for t in range(n):
+        p = order[t]
+        for h in range(k):
+            beta[p, h] = emissions[words[lo + p - 1], h]
+        for q in range(start[p], start[p + 1]):
+            j = kids[q]
+            side = LEFT if j < p else RIGHT
+            for h in range(k):
+                total = 0.0
+                for h2 in range(k):
+                    total += transitions[side, h2, h] * beta[j, h2]
+                message[j, h] = total
+                beta[p, h] *= total
+        log_lik += np.log(_normalise(beta[p]))
+    for r in range(start[0], start[1]):
+        log_lik += np.log(np.dot(start_probs, beta[kids[r]]))
+    return beta, message, log_lik
+
+
+@njit(cache=True, nogil=True)
+def exact_log_probs(words, heads, offsets, start_probs, transitions, emissions):
+    """log p(words | tree) under the hidden-state model (the paper's Eq. 2).
+
+    ``transitions[d, h_child, h_parent]`` and ``emissions[word, h]`` are
+    column-stochastic; the inside pass is :func:`_inside`.
+    """
+    n_sent = offsets.shape[0] - 1
+    out = np.zeros(n_sent)
+    for s in range(n_sent):
+        lo, n, start, kids, order = sentence_tree(heads, offsets, s)
+        out[s] = _inside(words, lo, n, start, kids, order, start_probs, transitions,
+                         emissions)[2]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -118,8 +128,8 @@ def expected_counts(words, heads, offsets, first, last, start_probs, transitions
     Sentences ``first..last-1`` of a packed corpus. Returns the summed
     log p(words | tree), and the expected counts of root states (k,), of
     (side, child state, head state) transitions (2, k, k) and of
-    (word, state) emissions (n_words, k). Inside vectors are the ones of
-    :func:`exact_log_probs`; the outside vector of a child j of p is
+    (word, state) emissions (n_words, k). Inside vectors are those of
+    :func:`_inside`; the outside vector of a child j of p is
     a_j(h') = sum_h T_d[h', h] a_p(h) e_pj(h), where e_pj is p's emission
     times the messages of p's other children (prefix and suffix products,
     so no division). Every inside, outside and pair table is rescaled to sum
@@ -134,27 +144,13 @@ def expected_counts(words, heads, offsets, first, last, start_probs, transitions
     pair = np.zeros((k, k))
     for s in range(first, last):
         lo, n, start, kids, order = sentence_tree(heads, offsets, s)
-        beta = np.zeros((n + 1, k))
-        message = np.zeros((n + 1, k))  # message[j](h) = sum_h' T_d[h', h] beta_j(h')
-        for t in range(n):
-            p = order[t]
-            for h in range(k):
-                beta[p, h] = emissions[words[lo + p - 1], h]
-            for q in range(start[p], start[p + 1]):
-                j = kids[q]
-                side = LEFT if j < p else RIGHT
-                for h in range(k):
-                    total = 0.0
-                    for h2 in range(k):
-                        total += transitions[side, h2, h] * beta[j, h2]
-                    message[j, h] = total
-                    beta[p, h] *= total
-            log_lik += np.log(_normalise(beta[p]))
+        beta, message, sentence_log_lik = _inside(words, lo, n, start, kids, order, start_probs,
+                                                  transitions, emissions)
+        log_lik += sentence_log_lik
         outside = np.zeros((n + 1, k))
         for r in range(start[0], start[1]):
             root = kids[r]
             outside[root] = start_probs
-            log_lik += np.log(np.dot(start_probs, beta[root]))
         # top-down: every head is finished before its children
         for t in range(n - 1, -1, -1):
             p = order[t]
