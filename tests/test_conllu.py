@@ -120,6 +120,16 @@ def test_with_heads_changes_only_the_head_column():
         doc.with_heads([[0]])
 
 
+def test_with_heads_clear_deps_blanks_deps_and_leaves_out_empty_nodes():
+    doc = read_conllu(io.StringIO(SAMPLE))
+    assert any("." in row[0] for row in doc.sentences[0].rows)
+    new = doc.with_heads(load_conllu(doc)[1], clear_deps=True)
+    rows = [row for sentence in new.sentences for row in sentence.rows]
+    assert not any("." in row[0] for row in rows)  # empty nodes live in the enhanced graph only
+    assert all(row[8] == "_" for row in rows if row[0].isdigit())
+    assert read_conllu(io.StringIO(write_conllu(new))).to_sentences() == doc.to_sentences()
+
+
 def test_unparsed_input_reads_but_does_not_load():
     raw = "1\tHello\t_\t_\t_\t_\t_\t_\t_\t_\n2\tworld\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
     doc = read_conllu(io.StringIO(raw))

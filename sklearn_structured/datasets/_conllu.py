@@ -292,7 +292,8 @@ class ConlluDocument:
             label is a missing one and is written ``_``.
         clear_deps : bool, default=False
             Write ``_`` in the DEPS column (the enhanced graph) of every word,
-            which a new tree would otherwise contradict.
+            which a new tree would otherwise contradict, and leave out the
+            empty nodes (``5.1``), which exist only in that graph.
 
         Raises
         ------
@@ -341,6 +342,7 @@ class ConlluDocument:
             if clear_deps:
                 for row in words:
                     row[_DEPS] = "_"
+                rows = [r for r in rows if "." not in r[0]]
             sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
