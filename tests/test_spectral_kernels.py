@@ -29,21 +29,7 @@ def small_corpus(n_sentences, n_states=3, vocabulary_size=12, seed=0, **kwargs):
 
 def brute_force_log_prob(words, heads, model):
     """Sum Eq. 2 over every assignment of hidden states."""
-    pi, T, O = model["start_probs"], model["transitions"], model["emissions"]
-    k, n = len(pi), len(words)
-    total = 0.0
-    for states in itertools.product(range(k), repeat=n):
-        p = 1.0
-        for m in range(n):
-            h = heads[m]
-            p *= O[words[m], states[m]]
-            if h == 0:
-                p *= pi[states[m]]
-            else:
-                side = 0 if m + 1 < h else 1
-                p *= T[side, states[m], states[h - 1]]
-        total += p
-    return np.log(total)
+    return brute_force_expected_counts(words, heads, model)[0]
 
 
 def test_bottom_up_order_puts_children_first():
