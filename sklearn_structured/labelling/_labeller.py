@@ -51,12 +51,11 @@ def _sentences(state, sentences, heads):
                           flat)
 
 
-def _dense(state, *names):
-    """The full tables of the stored cells' ``names`` (zero elsewhere)."""
-    tables = tuple(np.zeros(1 << state["hash_bits"]) for _ in names)
-    for table, name in zip(tables, names):
-        table[state["cells"]] = state[name]
-    return tables
+def _full_table(state, values, dtype=np.float64):
+    """The table of ``2 ** hash_bits`` cells holding ``values`` at the stored cells, 0 elsewhere."""
+    table = np.zeros(1 << state["hash_bits"], dtype)
+    table[state["cells"]] = values
+    return table
 
 
 def _model(state, weights, sums=None, seen=None):
@@ -101,7 +100,8 @@ class _LabellerEpochs(EpochTrainer):
 
     def __init__(self, state, data, gold):
         self.state, self.data, self.gold = state, data, gold
-        self.weights, self.sums = _dense(state, "weights", "sums")
+        self.weights = _full_table(state, state["weights"])
+        self.sums = _full_table(state, state["sums"])
 
     def train_epoch(self):
         state = self.state
@@ -140,10 +140,10 @@ def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller
 
 def averaged_labeller_weights(state):
     """The full float32 table of averaged perceptron weights that prediction uses."""
-    averaged = np.zeros(1 << state["hash_bits"], np.float32)
-    averaged[state["cells"]] = (state["weights"] if state["sums"] is None else prediction_weights(
-        state["weights"], state["sums"], state["n_seen"]))
-    return averaged
+    if state["sums"] is None:
+        return _full_table(state, state["weights"], np.float32)
+    return _full_table(state, prediction_weights(state["weights"], state["sums"], state["n_seen"]),
+                       np.float32)
 
 
 def finish_labeller(state):
