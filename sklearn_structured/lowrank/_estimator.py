@@ -185,12 +185,12 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     Attributes
     ----------
-    theta_ : ndarray of shape (n_features,), float32 holding float16 values
+    theta_ : ndarray of shape (n_features,), float64 holding float16 values
         Weights of the hashed traditional arc features (averaged if ``average``).
-    U_, V_ : ndarray of shape (n_word_features_, rank), float32 (float16 values)
+    U_, V_ : ndarray of shape (n_word_features_, rank), float64 (float16 values)
         Head and modifier projections, stored feature-major (``U_.T`` is the
         paper's U).
-    W_ : ndarray of shape (n_arc_buckets, rank), float32 (float16 values)
+    W_ : ndarray of shape (n_arc_buckets, rank), float64 (float16 values)
         Arc-feature projection (direction x length buckets, root and bias).
     training_state_ : dict or None
         What training goes on from (float64 current weights and running
@@ -328,14 +328,17 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     def _store_prediction_weights(self):
         """``theta_``, ``U_``, ``V_``, ``W_`` from the training state.
 
-        Rounded to float16 values (held as float32 for the kernels): the
-        saved model is a quarter of float64's size, and on EWT dev the parse
-        is the same (2 of 25,147 heads change, UAS/LAS equal to 0.01; issue 13).
+        Rounded to float16 values, so the saved model is a quarter of
+        float64's size, and on EWT dev the parse is the same (2 of 25,147
+        heads change, UAS/LAS equal to 0.01; issue 13). They are held as
+        float64, the dtype training scores with, so that the scoring kernels
+        compile once rather than once per dtype (about 5 s of the first run).
         """
         current, sums = self.training_state_["current"], self.training_state_["sums"]
         for name in _PARAMETERS:
-            setattr(self, name + "_", float16_precision(prediction_weights(
-                current[name], sums[name], self.n_updates_, self.average)))
+            weights = float16_precision(prediction_weights(
+                current[name], sums[name], self.n_updates_, self.average))
+            setattr(self, name + "_", weights.astype(np.float64))
 
     def _epoch(self, data, heads, gamma):
         """One pass of passive-aggressive updates; returns (mean loss, training UAS)."""
