@@ -122,6 +122,9 @@ class _PassiveAggressiveEpochs(EpochTrainer):
         return EpochResult(label, loss, (("cost-augmented training UAS", train_uas),))
 
     def validation_score(self, validation):
+        # the prediction weights are made only when used: averaging and
+        # rounding every table per pass took a fifth of the demo's training
+        self.parser._store_prediction_weights()
         return self.parser.score(*validation)
 
 
@@ -322,7 +325,6 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         self.n_updates_ = 0
         self.n_iter_ = 0
         self.tensor_initialised_ = self.init == "random" or self.gamma == 1
-        self._store_prediction_weights()
         return encoded
 
     def _store_prediction_weights(self):
@@ -360,7 +362,6 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
                 start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter)
             counter += 1
         self.n_updates_ = counter
-        self._store_prediction_weights()
         self.n_iter_ += 1
         return losses.mean(), float(np.mean(pred == heads)), pred
 
@@ -385,7 +386,6 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             sums[name] = np.zeros_like(current[name])
         self.n_updates_ = 0
         self.tensor_initialised_ = True
-        self._store_prediction_weights()
 
     def _run_epochs(self, data, heads, n_epochs, X_val, y_val):
         # the tensor-free initialisation pass, if still due, comes before the n_epochs
@@ -393,6 +393,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         _PassiveAggressiveEpochs(self, data, heads).run(
             n_passes, name=type(self).__name__, verbose=self.verbose,
             validation=None if X_val is None else (X_val, y_val))
+        self._store_prediction_weights()
 
     def _training_data(self, X, y, reset):
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
