@@ -207,6 +207,22 @@ def test_single_root_choice_is_exact_when_scores_span_2_to_52():
         assert max(_exact_tree_differences(scores, trees, list(heads))) <= 0.0
 
 
+def test_penalty_decoder_says_when_it_is_not_exact():
+    from sklearn_structured.kernels.mst import single_root_by_penalty
+    from sklearn_structured.lowrank._estimator import _single_root_tree
+
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(8, 8))
+    heads, exact = single_root_by_penalty(scores)
+    assert exact
+    np.testing.assert_array_equal(heads, chu_liu_edmonds(scores, single_root=True))
+    scores[1:, 1:] += 2.0**52
+    assert not single_root_by_penalty(scores)[1]
+    # the parser's decoder then takes the exact path
+    np.testing.assert_array_equal(_single_root_tree(scores),
+                                  chu_liu_edmonds(scores, single_root=True))
+
+
 def test_eisner_kbest_refuses_what_memory_cannot_hold(monkeypatch):
     import sklearn_structured.decoding as decoding
 

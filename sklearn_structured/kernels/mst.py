@@ -60,25 +60,45 @@ EXACT_ROOT_PENALTY_LIMIT = 2.0**30
 def chu_liu_edmonds_argmax(scores, single_root):
     """Best spanning tree rooted at 0 (non-projective), O(n^2).
 
-    With ``single_root`` the root gets exactly one child: every root arc is
-    lowered by a constant larger than any difference between two trees'
-    scores, so the best tree has as few root children as possible (one) and,
-    among those, the highest score. When the scores span so wide a range
-    that this constant would round the root arcs, each root child is tried
-    in turn instead. Scores may be ``-inf`` to forbid an arc as long as some
-    tree avoids all forbidden arcs.
+    With ``single_root`` the root gets exactly one child, as
+    :func:`single_root_by_penalty` finds it; when the scores span so wide a
+    range that its penalty would round the root arcs, each root child is
+    tried in turn instead. Scores may be ``-inf`` to forbid an arc as long
+    as some tree avoids all forbidden arcs.
     """
     n = scores.shape[0] - 1
     if n <= 1:
         return np.zeros(n, dtype=np.int64)
+    if not single_root:
+        return _max_arborescence(scores.copy())
+    heads, exact = single_root_by_penalty(scores)
+    if exact:
+        return heads
+    return _single_root_by_enumeration(scores)
+
+
+@njit(cache=True, nogil=True)
+def single_root_by_penalty(scores):
+    """Best tree with one root child, O(n^2): ``(heads, exact)``.
+
+    Every root arc is lowered by a constant larger than any difference
+    between two trees' scores, so the best tree has as few root children as
+    possible (one) and, among those, the highest score. ``exact`` is False
+    (and ``heads`` meaningless) when that constant would round the root arcs;
+    :func:`chu_liu_edmonds_argmax` then enumerates the root child. Callers
+    from Python that use this directly compile the enumeration only if some
+    input needs it (a second of every first run otherwise).
+    """
+    n = scores.shape[0] - 1
+    if n <= 1:
+        return np.zeros(n, dtype=np.int64), True
+    penalty = _root_penalty(scores)
+    if penalty > EXACT_ROOT_PENALTY_LIMIT:
+        return np.zeros(n, dtype=np.int64), False
     weight = scores.copy()
-    if single_root:
-        penalty = _root_penalty(scores)
-        if penalty > EXACT_ROOT_PENALTY_LIMIT:
-            return _single_root_by_enumeration(scores)
-        for m in range(1, n + 1):
-            weight[0, m] -= penalty
-    return _max_arborescence(weight)
+    for m in range(1, n + 1):
+        weight[0, m] -= penalty
+    return _max_arborescence(weight), True
 
 
 @njit(cache=True, nogil=True)

@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
+from ..kernels.mst import single_root_by_penalty
 from ..kernels.hashing import feature_hash
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
@@ -41,7 +42,9 @@ MIN_WORD_FEATURE_COUNT = 2
 
 
 def _single_root_tree(scores):
-    return chu_liu_edmonds_argmax(scores, True)
+    heads, exact = single_root_by_penalty(scores)
+    # the exact fallback for extreme score ranges is compiled only if needed
+    return heads if exact else chu_liu_edmonds_argmax(scores, True)
 
 
 # Chosen in Python, so that only the decoder in use gets compiled.
