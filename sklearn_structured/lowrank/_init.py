@@ -98,13 +98,13 @@ def tensor_entries(sent_off, arcs, tokens, table, theta, config, pairs):
         bucket = arc_bucket(h, m)
         for p in range(n_pairs):
             template, head_t, mod_t = pairs[p, 0], pairs[p, 1], pairs[p, 2]
-            i = _word_column(table, head_t, _field_for(head_t, form, lemma, tag, start + h))
-            j = _word_column(table, mod_t, _field_for(mod_t, form, lemma, tag, start + m))
+            hv = _field_for(head_t, form, lemma, tag, start + h)
+            mv = _field_for(mod_t, form, lemma, tag, start + m)
+            i = _word_column(table, head_t, hv)
+            j = _word_column(table, mod_t, mv)
             if i < 0 or j < 0:
                 continue
             # the argument order mirrors arc_feature_ids for each template
-            hv = _field_for(head_t, form, lemma, tag, start + h)
-            mv = _field_for(mod_t, form, lemma, tag, start + m)
             for rep in range(2):
                 conj = bucket + 1 if rep else 0
                 if head_t == T_BIAS:
