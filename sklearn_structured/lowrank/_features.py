@@ -162,38 +162,39 @@ def max_arc_features(n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj, n_features):
-    """The MST tag templates over one tag set (template numbers moved by ``shift``)."""
+def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj):
+    """The MST tag templates over one tag set (template numbers moved by ``shift``), as
+    full hashes: :func:`arc_feature_ids` reduces them to theta indices."""
     hp = tags[start + h]
     mp = tags[start + m]
     hpp = _field_at(tags, start, n, h - 1)
     hpn = _field_at(tags, start, n, h + 1)
     mpp = _field_at(tags, start, n, m - 1)
     mpn = _field_at(tags, start, n, m + 1)
-    out[k] = feature_hash(shift + A_HW_HP, hw, hp, conj, 0, 0) % n_features
-    out[k + 1] = feature_hash(shift + A_HP, hp, conj, 0, 0, 0) % n_features
-    out[k + 2] = feature_hash(shift + A_MW_MP, mw, mp, conj, 0, 0) % n_features
-    out[k + 3] = feature_hash(shift + A_MP, mp, conj, 0, 0, 0) % n_features
-    out[k + 4] = feature_hash(shift + A_HW_HP_MW_MP, hw, hp, mw, mp, conj) % n_features
-    out[k + 5] = feature_hash(shift + A_HP_MW_MP, hp, mw, mp, conj, 0) % n_features
-    out[k + 6] = feature_hash(shift + A_HW_MW_MP, hw, mw, mp, conj, 0) % n_features
-    out[k + 7] = feature_hash(shift + A_HW_HP_MP, hw, hp, mp, conj, 0) % n_features
-    out[k + 8] = feature_hash(shift + A_HW_HP_MW, hw, hp, mw, conj, 0) % n_features
-    out[k + 9] = feature_hash(shift + A_HP_MP, hp, mp, conj, 0, 0) % n_features
-    out[k + 10] = feature_hash(shift + A_HW_MP, hw, mp, conj, 0, 0) % n_features
-    out[k + 11] = feature_hash(shift + A_HP_MW, hp, mw, conj, 0, 0) % n_features
-    out[k + 12] = feature_hash(shift + A_SURR_HN_MP, hp, hpn, mpp, mp, conj) % n_features
-    out[k + 13] = feature_hash(shift + A_SURR_HP_MP, hpp, hp, mpp, mp, conj) % n_features
-    out[k + 14] = feature_hash(shift + A_SURR_HN_MN, hp, hpn, mp, mpn, conj) % n_features
-    out[k + 15] = feature_hash(shift + A_SURR_HP_MN, hpp, hp, mp, mpn, conj) % n_features
+    out[k] = feature_hash(shift + A_HW_HP, hw, hp, conj, 0, 0)
+    out[k + 1] = feature_hash(shift + A_HP, hp, conj, 0, 0, 0)
+    out[k + 2] = feature_hash(shift + A_MW_MP, mw, mp, conj, 0, 0)
+    out[k + 3] = feature_hash(shift + A_MP, mp, conj, 0, 0, 0)
+    out[k + 4] = feature_hash(shift + A_HW_HP_MW_MP, hw, hp, mw, mp, conj)
+    out[k + 5] = feature_hash(shift + A_HP_MW_MP, hp, mw, mp, conj, 0)
+    out[k + 6] = feature_hash(shift + A_HW_MW_MP, hw, mw, mp, conj, 0)
+    out[k + 7] = feature_hash(shift + A_HW_HP_MP, hw, hp, mp, conj, 0)
+    out[k + 8] = feature_hash(shift + A_HW_HP_MW, hw, hp, mw, conj, 0)
+    out[k + 9] = feature_hash(shift + A_HP_MP, hp, mp, conj, 0, 0)
+    out[k + 10] = feature_hash(shift + A_HW_MP, hw, mp, conj, 0, 0)
+    out[k + 11] = feature_hash(shift + A_HP_MW, hp, mw, conj, 0, 0)
+    out[k + 12] = feature_hash(shift + A_SURR_HN_MP, hp, hpn, mpp, mp, conj)
+    out[k + 13] = feature_hash(shift + A_SURR_HP_MP, hpp, hp, mpp, mp, conj)
+    out[k + 14] = feature_hash(shift + A_SURR_HN_MN, hp, hpn, mp, mpn, conj)
+    out[k + 15] = feature_hash(shift + A_SURR_HP_MN, hpp, hp, mp, mpn, conj)
     # back-offs of the surrounding templates: one of the four tags dropped
-    out[k + 16] = feature_hash(shift + A_BACKOFF_HP, hpp, hp, mp, conj, 0) % n_features
-    out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0) % n_features
-    out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0) % n_features
-    out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0) % n_features
+    out[k + 16] = feature_hash(shift + A_BACKOFF_HP, hpp, hp, mp, conj, 0)
+    out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0)
+    out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0)
+    out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0)
     k += N_ARC_TAG_TEMPLATES
     for b in range(min(h, m) + 1, max(h, m)):
-        out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0) % n_features
+        out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0)
         k += 1
     return k
 
@@ -215,27 +216,31 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
     k = 0
     for rep in range(2):
         conj = dd if rep else 0
-        out[k] = feature_hash(A_HW, hw, conj, 0, 0, 0) % n_features
-        out[k + 1] = feature_hash(A_MW, mw, conj, 0, 0, 0) % n_features
-        out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0) % n_features
-        out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0) % n_features
+        out[k] = feature_hash(A_HW, hw, conj, 0, 0, 0)
+        out[k + 1] = feature_hash(A_MW, mw, conj, 0, 0, 0)
+        out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0)
+        out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0)
         k += N_ARC_WORD_TEMPLATES
         if not use_pos:
             continue
         hp = tag[start + h]
         mp = tag[start + m]
-        out[k] = feature_hash(A_HL_HP, hl, hp, conj, 0, 0) % n_features
-        out[k + 1] = feature_hash(A_ML_MP, ml, mp, conj, 0, 0) % n_features
-        out[k + 2] = feature_hash(A_HL_ML_MP, hl, ml, mp, conj, 0) % n_features
-        out[k + 3] = feature_hash(A_HL_HP_ML, hl, hp, ml, conj, 0) % n_features
-        out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0) % n_features
-        out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0) % n_features
+        out[k] = feature_hash(A_HL_HP, hl, hp, conj, 0, 0)
+        out[k + 1] = feature_hash(A_ML_MP, ml, mp, conj, 0, 0)
+        out[k + 2] = feature_hash(A_HL_ML_MP, hl, ml, mp, conj, 0)
+        out[k + 3] = feature_hash(A_HL_HP_ML, hl, hp, ml, conj, 0)
+        out[k + 4] = feature_hash(A_HL_MP, hl, mp, conj, 0, 0)
+        out[k + 5] = feature_hash(A_HP_ML, hp, ml, conj, 0, 0)
         k += N_ARC_LEMMA_TAG_TEMPLATES
         # a loop rather than two calls with constant shifts, which numba
         # would compile twice (once per literal value)
         for coarse in range(2):
             k = _tag_templates(out, k, coarse * COARSE_SHIFT, start, n, h, m, hw, mw,
-                               ctag if coarse else tag, conj, n_features)
+                               ctag if coarse else tag, conj)
+    # reduced to theta indices in one place: a modulo per template would each
+    # bring its own division-by-zero check to compile
+    for j in range(k):
+        out[j] %= n_features
     return k
 
 
