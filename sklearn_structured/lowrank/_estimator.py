@@ -445,10 +445,14 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     # ---------------------------------------------------------- prediction
 
-    def _predict_data(self, X):
+    def _predict_data(self, X, vocabularies=None):
+        """Validated sentences and their encoding, packed with ``vocabularies`` (default:
+        the parser's; more fields may be packed for the labeller)."""
         check_is_fitted(self, "theta_")
         sentences = check_sentences(X)
-        return sentences, self._encode(sentences)
+        encoded = encode_sentences(sentences, vocabularies or self.vocabularies_,
+                                   self.vector_vocabulary_)
+        return sentences, self._encode(sentences, encoded)
 
     def _config(self, gamma):
         return Config(float(gamma), float(self.C), int(self.n_features), bool(self.use_pos))
@@ -476,10 +480,13 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
         heads and a list of relation labels (str) per sentence.
         """
-        sentences, data = self._predict_data(X)
+        check_is_fitted(self, "theta_")
+        # one packed corpus for the parser and its labeller, when their vocabularies agree
+        shared = self._labeller_vocabularies(self.vocabularies_)
+        sentences, data = self._predict_data(X, shared)
         decode = _DECODERS[self.decoder]
         heads = self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
-        return self._with_labels(sentences, heads)
+        return self._with_labels(sentences, heads, None if shared is None else data["corpus"])
 
     def _tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
