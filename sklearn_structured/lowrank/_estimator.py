@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
-from ..kernels.hashing import feature_hash
+from ..kernels.hashing import feature_hash, kept_positions
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
@@ -292,10 +292,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
         hash_off, hashes = self._word_hashes(encoded)
         table = self.word_feature_table_
-        columns = np.searchsorted(table, hashes)
-        found = columns < len(table)
-        found[found] = table[columns[found]] == hashes[found]
-        columns[~found] = -1
+        columns = kept_positions(hashes, table)
         vector_id = encoded.get("vector_id", encoded["form"])
         encoded["wf_off"], encoded["wf_idx"], encoded["wf_val"] = assemble_word_features(
             encoded["sent_off"], hash_off, columns, vector_id, self.word_vector_table_,
