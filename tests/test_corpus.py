@@ -64,3 +64,30 @@ def test_unseen_and_missing_values_get_the_unknown_id():
 def test_unknown_field_names_are_refused():
     with pytest.raises(ValueError, match="unknown corpus fields"):
         fit_vocabularies(SENTENCES, ("form", "pos"))
+
+
+def test_word_type_ids_are_the_ids_of_each_forms_strings():
+    from sklearn_structured.utils import Vocabulary, word_type_ids
+
+    def describe(form):
+        return [form[:1] or None, form[-2:] if len(form) >= 2 else None]
+
+    forms = ["dogs", "a", "", "dogs", "cats", "zz"]
+    vocabulary = Vocabulary(["d", "gs", "ts", "a", "c"])
+    expected = [[vocabulary.stoi.get(s, 0) for s in describe(f)] for f in forms]
+    assert word_type_ids(forms, describe, vocabulary).tolist() == expected
+
+
+def test_kept_positions_match_a_dictionary_look_up():
+    from sklearn_structured.kernels.hashing import kept_positions
+
+    rng = np.random.default_rng(0)
+    kept = np.unique(rng.integers(0, 2**62, 500))
+    # kept and unseen hashes, absent features (-1), in random order, as a 2-D block
+    keys = np.concatenate([rng.choice(kept, 300), rng.integers(0, 2**62, 100),
+                           np.full(50, -1)]).reshape(90, 5)
+    rng.shuffle(keys.ravel())
+    index = {k: i for i, k in enumerate(kept.tolist())}
+    expected = [[index.get(k, -1) for k in row] for row in keys.tolist()]
+    assert kept_positions(keys, kept).tolist() == expected
+    assert kept_positions(keys, kept[:0]).tolist() == [[-1] * 5] * 90

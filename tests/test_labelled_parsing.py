@@ -105,6 +105,32 @@ def test_round_trips_keep_the_labels(fitted, sample, tmp_path):
     assert load_model(tmp_path / "unlabelled.model").labeller_ is None
 
 
+def test_labeller_reads_the_parsers_corpus_and_keeps_its_table_unsaved(fitted, sample, tmp_path):
+    from sklearn_structured.labelling import label_trees
+
+    X, y, X_test, _ = sample
+    model = clone(fitted).fit(X[:120], y[:120])
+    path = tmp_path / "before.model"
+    save_model(model, path)
+    predicted = model.predict(X_test)
+    # the labels of the parser's trees are those the labeller gives encoding the sentences
+    # itself (LowRank hands it the corpus it packed)
+    heads = [h for h, _ in predicted]
+    assert [d for _, d in predicted] == label_trees(model.labeller_, X_test, heads)
+    # the dense table made by predict is neither pickled nor saved
+    assert "_cache" in vars(model)
+    assert "_cache" not in vars(pickle.loads(pickle.dumps(model)))
+    save_model(model, tmp_path / "after.model")
+    assert (tmp_path / "after.model").stat().st_size == path.stat().st_size
+    assert "_cache" not in vars(load_model(tmp_path / "after.model"))
+    # training again replaces the table: the model predicts as one trained afresh
+    resumed = clone(fitted).partial_fit(X[:120], y[:120])
+    resumed.predict(X_test)
+    resumed.partial_fit(X[:120], y[:120])
+    afresh = clone(fitted).set_params(n_epochs=2).fit(X[:120], y[:120])
+    assert_same_predictions(afresh.predict(X_test), resumed.predict(X_test))
+
+
 def test_model_selection_with_las_scorer(sample):
     X, y, _, _ = sample
     parser, grid = PARSERS["easyfirst"]

@@ -338,7 +338,7 @@ class ConlluDocument:
                         f"{self._where(index)}: {len(words)} words but {len(labels)} labels"
                     )
                 for m, (row, label) in enumerate(zip(words, labels), start=1):
-                    row[_DEPREL] = _text_field(label, f"{self._where(index)}: label of word {m}")
+                    row[_DEPREL] = _text_field(label, self._where, index, "label", m)
             if clear_deps:
                 for row in words:
                     row[_DEPS] = "_"
@@ -371,7 +371,7 @@ class ConlluDocument:
             if len(labels) != len(words):
                 raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
             for m, (row, label) in enumerate(zip(words, labels), start=1):
-                row[column] = _text_field(label, f"{self._where(index)}: tag of word {m}")
+                row[column] = _text_field(label, self._where, index, "tag", m)
             sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 
@@ -387,15 +387,18 @@ def _where(source, index, sentence, row=None):
     return f"{name}:{sentence.line}-{last} (sentence {index})"
 
 
-def _text_field(value, what):
+def _text_field(value, where, index, kind, m):
     """A new column value as written: None becomes ``_``; other non-strings and
-    strings that would break the line (TAB, line breaks) are refused."""
+    strings that would break the line (TAB, line breaks) are refused, naming
+    ``where(index)`` and word m (formatted only then: this runs for every word)."""
     if value is None:
         return "_"
     if not isinstance(value, str):
-        raise ValueError(f"{what} is {value!r}, not a str (None writes '_')")
-    if not value or any(c in value for c in "\t\n\r"):
-        raise ValueError(f"{what} {value!r} is empty or holds a TAB or line break")
+        raise ValueError(f"{where(index)}: {kind} of word {m} is {value!r}, not a str "
+                         "(None writes '_')")
+    if not value or "\t" in value or "\n" in value or "\r" in value:
+        raise ValueError(f"{where(index)}: {kind} of word {m} {value!r} is empty or holds a "
+                         "TAB or line break")
     return value
 
 

@@ -2,11 +2,11 @@
 
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
-from sklearn.model_selection import KFold
 
 from ..kernels.hashing import kept_positions
 from ..metrics import token_accuracy
@@ -41,15 +41,16 @@ _MAX_CONTEXT_TAGS = 64
 _MIN_SCRIPT_COUNT = 2
 
 
+@lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other
 def _word_attributes(form):
     """Prefixes up to 4 and suffixes up to 7 characters (None when shorter), the shape,
     and flags for a hyphen, a digit and an upper-case letter (None when absent)."""
-    return ([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
-            + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
-            + [word_shape(form),
-               "-" if "-" in form else None,
-               "0" if any(c.isdigit() for c in form) else None,
-               "A" if any(c.isupper() for c in form) else None])
+    return tuple([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
+                 + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
+                 + [word_shape(form),
+                    "-" if "-" in form else None,
+                    "0" if any(c.isdigit() for c in form) else None,
+                    "A" if any(c.isupper() for c in form) else None])
 
 
 def fit_tagger_vocabularies(sentences):
@@ -425,6 +426,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit on all of X, and tag X by jackknifing (each fold by a model not trained on it)."""
+        from sklearn.model_selection import KFold  # here: it costs tagging-only processes imports
+
         sentences, tags = self._gold_tags(X, y)
         self.fit(sentences, tags, **fit_params)
         folds = KFold(n_splits=min(self.n_folds, len(sentences)), shuffle=True,

@@ -43,12 +43,38 @@ HASH_BITS = 22
 _ORDER_SEED = 12011
 
 
+def _flat_heads(heads):
+    return np.concatenate(heads).astype(np.int64) if heads else np.zeros(0, np.int64)
+
+
 def _sentences(state, sentences, heads):
     corpus = encode_corpus(sentences, state["vocabularies"])
-    flat = np.concatenate(heads).astype(np.int64) if heads else np.zeros(0, np.int64)
     return LabelSentences(corpus.offsets, corpus["lower"], corpus["upos"], corpus["xpos"],
                           corpus["lemma"], feats_signatures(corpus["feats"], corpus["feats_offsets"]),
-                          flat)
+                          _flat_heads(heads))
+
+
+def _sentences_of_corpus(corpus, heads):
+    """:func:`_sentences` from a corpus packed with root slots (by the parser, with
+    :func:`shared_vocabularies`): the same arrays, root slots left out."""
+    offsets = corpus.offsets
+    words = np.ones(offsets[-1], bool)
+    words[offsets[:-1]] = False
+    feats = feats_signatures(corpus["feats"], corpus["feats_offsets"])
+    return LabelSentences(offsets - np.arange(len(offsets)), *(
+        corpus[field][words] for field in ("lower", "upos", "xpos", "lemma")),
+        feats[words], _flat_heads(heads))
+
+
+def shared_vocabularies(state, vocabularies):
+    """The vocabularies of one packed corpus for a parser and its labeller: the parser's
+    ``vocabularies`` and the labeller's; None when the two give a field different ids."""
+    own = state["vocabularies"]
+    for field, vocabulary in own.items():
+        theirs = vocabularies.get(field, vocabulary)
+        if theirs is not vocabulary and theirs.itos != vocabulary.itos:
+            return None
+    return {**own, **vocabularies}
 
 
 def _full_table(state, values, dtype=np.float64):
@@ -153,18 +179,29 @@ def finish_labeller(state):
         state["sums"] = None
 
 
-def label_trees(state, sentences, heads, n_jobs=None):
-    """Relation labels (lists of str) for the trees ``heads`` over ``sentences``."""
-    weights = averaged_labeller_weights(state)
-    names = state["labels"]
+def label_trees(state, sentences, heads, n_jobs=None, *, corpus=None, table=None):
+    """Relation labels (lists of str) for the trees ``heads`` over ``sentences``.
+
+    ``corpus``: the sentences already packed with root slots and
+    :func:`shared_vocabularies` (by the parser), instead of encoding them again.
+    ``table``: :func:`averaged_labeller_weights` of ``state``, if the caller keeps it.
+    """
+    weights = averaged_labeller_weights(state) if table is None else table
+    data = (_sentences(state, sentences, heads) if corpus is None
+            else _sentences_of_corpus(corpus, heads))
+    model = _model(state, weights)
+    names = np.array(state["labels"], dtype=object)
 
     def chunk(lo, hi):
-        data = _sentences(state, sentences[lo:hi], heads[lo:hi])
-        ids = predict_labels(data, _model(state, weights))
-        return [[names[i] for i in ids[data.offsets[s]:data.offsets[s + 1]]]
-                for s in range(hi - lo)]
+        start, end = data.offsets[lo], data.offsets[hi]
+        part = LabelSentences(data.offsets[lo:hi + 1] - start,
+                              *(field[start:end] for field in data[1:]))
+        return predict_labels(part, model)
 
-    return [labels for part in map_ranges(chunk, len(sentences), n_jobs) for labels in part]
+    ids = np.concatenate(map_ranges(chunk, len(sentences), n_jobs) or [np.zeros(0, np.int64)])
+    labels = names[ids].tolist()
+    ends = data.offsets.tolist()
+    return [labels[ends[s]:ends[s + 1]] for s in range(len(sentences))]
 
 
 class LabellingParserMixin:
@@ -189,9 +226,25 @@ class LabellingParserMixin:
         if not keep_training_state:
             finish_labeller(self.labeller_)
 
-    def _with_labels(self, sentences, heads):
-        """``heads`` as they are, or paired with their labels when the parser has a labeller."""
+    def _labeller_vocabularies(self, vocabularies):
+        """What :meth:`_with_labels` needs of the parser's corpus: the vocabularies to pack
+        it with (its own ``vocabularies`` and the labeller's), or None without a labeller
+        or when the two clash."""
+        state = getattr(self, "labeller_", None)
+        return None if state is None else shared_vocabularies(state, vocabularies)
+
+    def _with_labels(self, sentences, heads, corpus=None):
+        """``heads`` as they are, or paired with their labels when the parser has a labeller.
+
+        ``corpus``: the sentences as the parser packed them with
+        :meth:`_labeller_vocabularies`, if it did.
+        """
         state = getattr(self, "labeller_", None)
         if state is None:
             return heads
-        return list(zip(heads, label_trees(state, sentences, heads, self.n_jobs)))
+        # the dense table, made once per fitted labeller (its weights arrays are replaced,
+        # never changed in place, when it trains)
+        table = self._cached("labeller_table", state["weights"],
+                             lambda: averaged_labeller_weights(state))
+        return list(zip(heads, label_trees(state, sentences, heads, self.n_jobs, corpus=corpus,
+                                           table=table)))

@@ -8,8 +8,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
+from ..kernels.hashing import feature_hash, kept_positions
 from ..kernels.mst import single_root_by_penalty
-from ..kernels.hashing import feature_hash
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
@@ -298,10 +298,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
         hash_off, hashes = self._word_hashes(encoded)
         table = self.word_feature_table_
-        columns = np.searchsorted(table, hashes)
-        found = columns < len(table)
-        found[found] = table[columns[found]] == hashes[found]
-        columns[~found] = -1
+        columns = kept_positions(hashes, table)
         vector_id = encoded.get("vector_id", encoded["form"])
         encoded["wf_off"], encoded["wf_idx"], encoded["wf_val"] = assemble_word_features(
             encoded["sent_off"], hash_off, columns, vector_id, self.word_vector_table_,
@@ -452,10 +449,14 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     # ---------------------------------------------------------- prediction
 
-    def _predict_data(self, X):
+    def _predict_data(self, X, vocabularies=None):
+        """Validated sentences and their encoding, packed with ``vocabularies`` (default:
+        the parser's; more fields may be packed for the labeller)."""
         check_is_fitted(self, "theta_")
         sentences = check_sentences(X)
-        return sentences, self._encode(sentences)
+        encoded = encode_sentences(sentences, vocabularies or self.vocabularies_,
+                                   self.vector_vocabulary_)
+        return sentences, self._encode(sentences, encoded)
 
     def _config(self, gamma):
         return Config(float(gamma), float(self.C), int(self.n_features), bool(self.use_pos))
@@ -483,10 +484,13 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
         heads and a list of relation labels (str) per sentence.
         """
-        sentences, data = self._predict_data(X)
+        check_is_fitted(self, "theta_")
+        # one packed corpus for the parser and its labeller, when their vocabularies agree
+        shared = self._labeller_vocabularies(self.vocabularies_)
+        sentences, data = self._predict_data(X, shared)
         decode = _DECODERS[self.decoder]
         heads = self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
-        return self._with_labels(sentences, heads)
+        return self._with_labels(sentences, heads, None if shared is None else data["corpus"])
 
     def _tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""

@@ -300,12 +300,13 @@ def encode_sentences(sentences, vocabularies, vector_vocabulary=None):
     as a dict of arrays: ``sent_off`` (sentence s occupies slots
     ``sent_off[s]:sent_off[s+1]``, slot 0 the root), ``form``, ``lemma``,
     ``tag`` (XPOS), ``ctag`` (UPOS) and ``morph``/``morph_off`` (ragged
-    FEATS ids per slot), and ``vector_id`` (row of the word-vector table,
+    FEATS ids per slot), ``vector_id`` (row of the word-vector table,
     looked up by form then lower-cased form) when a ``vector_vocabulary`` is
-    given.
+    given, and ``corpus``, the packed corpus itself (with every field of
+    ``vocabularies``, which may hold more than the parser reads).
     """
     corpus = encode_corpus(sentences, vocabularies, root=True)
-    encoded = {"sent_off": corpus.offsets}
+    encoded = {"sent_off": corpus.offsets, "corpus": corpus}
     for name, field in (("form", "form"), ("lemma", "lemma"), ("tag", "xpos"), ("ctag", "upos")):
         ids = corpus[field]
         encoded[name] = np.where(ids == ROOT_ID, ROOT, ids + FIELD_OFFSET)

@@ -2,7 +2,7 @@
 
 from sklearn.base import BaseEstimator
 
-from ._persistence import FORMAT_VERSION
+from ._persistence import CACHE_ATTRIBUTE, FORMAT_VERSION
 
 
 class SentenceEstimator(BaseEstimator):
@@ -17,9 +17,19 @@ class SentenceEstimator(BaseEstimator):
     _requires_y = True
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state = {k: v for k, v in super().__getstate__().items() if k != CACHE_ATTRIBUTE}
         state["_format_version"] = FORMAT_VERSION
         return state
+
+    def _cached(self, name, source, make):
+        """``make()``, made once and kept while ``source`` (the fitted array it is made
+        from) is the same object. Kept on the estimator for prediction only: pickling
+        and the safe model format leave it out, so model files stay small."""
+        cache = self.__dict__.setdefault(CACHE_ATTRIBUTE, {})
+        entry = cache.get(name)
+        if entry is None or entry[0] is not source:
+            entry = cache[name] = (source, make())
+        return entry[1]
 
     def __setstate__(self, state):
         # fitted state from another layout (e.g. another feature hash) would

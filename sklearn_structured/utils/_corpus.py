@@ -31,22 +31,47 @@ ROOT_ID = -1
 RAGGED_FIELDS = ("feats",)
 
 
-def _form(token):
-    return token_field(token, "form") or ""
+class _TokenReader:
+    """The fields of every token of ``sentences``, read once a column, with the fall-backs.
+
+    Columns, not tokens, are the unit: a list comprehension per field costs a
+    fraction of a function call per token and field.
+    """
+
+    def __init__(self, sentences):
+        self.tokens = [token for sentence in sentences for token in sentence]
+        self.columns = {}
+
+    def raw(self, field):
+        """``field`` of every token as given, None where absent or ``_``."""
+        if field not in self.columns:
+            values = [t.get(field) if type(t) is dict else token_field(t, field)
+                      for t in self.tokens]
+            self.columns[field] = [None if v == "_" else v for v in values]
+        return self.columns[field]
+
+    def values(self, field):
+        """``field`` of every token with the fall-backs of the module docstring."""
+        key = ("values", field)
+        if key not in self.columns:
+            self.columns[key] = _READERS[field](self)
+        return self.columns[key]
 
 
-def _items(feats):
-    return feats.split("|") if feats else []
+def _forms(reader):
+    return [form or "" for form in reader.raw("form")]
 
 
 _READERS = {
-    "form": _form,
-    "lower": lambda t: _form(t).lower(),
-    "lemma": lambda t: token_field(t, "lemma") or _form(t),
-    "upos": lambda t: token_field(t, "upos") or token_field(t, "xpos") or _form(t),
-    "xpos": lambda t: token_field(t, "xpos") or token_field(t, "upos") or _form(t),
-    "feats": lambda t: _items(token_field(t, "feats")),
-    "deprel": lambda t: token_field(t, "deprel"),
+    "form": _forms,
+    "lower": lambda r: [form.lower() for form in r.values("form")],
+    "lemma": lambda r: [lemma or form for lemma, form in zip(r.raw("lemma"), r.values("form"))],
+    "upos": lambda r: [u or x or form for u, x, form in
+                       zip(r.raw("upos"), r.raw("xpos"), r.values("form"))],
+    "xpos": lambda r: [x or u or form for u, x, form in
+                       zip(r.raw("upos"), r.raw("xpos"), r.values("form"))],
+    "feats": lambda r: [feats.split("|") if feats else [] for feats in r.raw("feats")],
+    "deprel": lambda r: r.raw("deprel"),
 }
 FIELDS = tuple(_READERS)
 
@@ -78,16 +103,16 @@ def token_values(sentences, field):
     A ragged field gives one list of strings per token.
     """
     _check_fields([field])
-    read = _READERS[field]
-    return [read(token) for sentence in sentences for token in sentence]
+    return _TokenReader(sentences).values(field)
 
 
 def fit_vocabularies(sentences, fields, *, min_count=1):
     """One :class:`Vocabulary` per field, from the training sentences."""
     _check_fields(fields)
+    reader = _TokenReader(sentences)
     vocabularies = {}
     for field in fields:
-        values = token_values(sentences, field)
+        values = reader.values(field)
         if field in RAGGED_FIELDS:
             values = (item for items in values for item in items)
         vocabularies[field] = Vocabulary((v for v in values if v is not None),
@@ -104,9 +129,10 @@ def encode_corpus(sentences, vocabularies, *, root=False):
     is_token = np.ones(offsets[-1], dtype=bool)
     if root:
         is_token[offsets[:-1]] = False
+    reader = _TokenReader(sentences)
     fields = {}
     for field, vocabulary in vocabularies.items():
-        values = token_values(sentences, field)
+        values = reader.values(field)
         if field in RAGGED_FIELDS:
             counts = np.zeros(offsets[-1], dtype=np.int64)
             counts[is_token] = np.fromiter((len(v) for v in values), dtype=np.int64,
@@ -140,7 +166,7 @@ def word_type_ids(forms, describe, vocabulary):
     types = {}
     type_of_token = np.fromiter((types.setdefault(f, len(types)) for f in forms), np.int64,
                                 len(forms))
-    table = np.zeros((len(types), len(describe(""))), np.int64)
-    for form, k in types.items():
-        table[k] = vocabulary.encode(describe(form))
+    # one look-up of every type's strings (None is never in a vocabulary: id 0)
+    strings = [a for form in types for a in describe(form)]
+    table = vocabulary.encode(strings).reshape(len(types), len(describe("")))
     return table[type_of_token]

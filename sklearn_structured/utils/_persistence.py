@@ -48,6 +48,9 @@ FORMAT = "sklearn-structured-model"
 # the arc labeller has more templates and keeps the touched cells of a larger table.
 FORMAT_VERSION = 5
 _DOCUMENT = "model.json"
+# the attribute of what an estimator derives from its fitted state for speed (see
+# SentenceEstimator._cached): never saved
+CACHE_ATTRIBUTE = "_cache"
 
 def _estimator_class(name):
     """A class of the library's public estimators (the package's own list), by name."""
@@ -158,7 +161,8 @@ class _Encoder:
 
     def estimator(self, estimator, where):
         params = estimator.get_params(deep=False)
-        state = {k: v for k, v in vars(estimator).items() if k not in params}
+        state = {k: v for k, v in vars(estimator).items()
+                 if k not in params and k != CACHE_ATTRIBUTE}
         return {
             "__estimator__": type(estimator).__name__,
             "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},

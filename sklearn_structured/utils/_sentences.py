@@ -6,6 +6,7 @@ mapping with CoNLL-U field names (``form``, ``lemma``, ``upos``, ``xpos``,
 """
 
 from collections.abc import Mapping
+from itertools import repeat
 
 import numpy as np
 
@@ -316,8 +317,7 @@ class Vocabulary:
         return s in self.stoi
 
     def encode(self, strings):
-        get = self.stoi.get
-        return np.fromiter((get(s, 0) for s in strings), dtype=np.int64)
+        return np.fromiter(map(self.stoi.get, strings, repeat(self.UNKNOWN)), dtype=np.int64)
 
 
 def pack_ragged(arrays, dtype=np.int64):
