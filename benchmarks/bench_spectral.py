@@ -54,27 +54,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _results import markdown_table, write_section  # noqa: E402
 
 
-def reattachments(trees, rng):
-    """Each tree with one token moved to another head (a valid tree), or None
-    when no move is found (two-token sentences)."""
-    from sklearn_structured.utils import find_heads_error
-
-    out = []
-    for heads in trees:
-        n, moved = len(heads), None
-        for _ in range(200):
-            m, head = rng.integers(n), rng.integers(n + 1)
-            if head in (m + 1, heads[m]):
-                continue
-            tree = heads.copy()
-            tree[m] = head
-            if find_heads_error(tree) is None:
-                moved = tree
-                break
-        out.append(moved)
-    return out
-
-
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
 
 
@@ -83,6 +62,7 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral import SpectralTreeScorer
+    from sklearn_structured.spectral._perturb import reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_ud_treebank("en_ewt", "train")
@@ -91,7 +71,8 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
         len(y) + len(y_dev), n_states, vocabulary_size, trees=list(y) + list(y_dev),
         random_state=0, return_model=True)
     X, X_dev = X_all[:len(y)], X_all[len(y):]
-    moved = reattachments(y_dev, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    moved = [reattach_one_word(h, rng, max_tries=200) for h in y_dev]
     keep = [i for i, t in enumerate(moved) if t is not None]
     pair_X = [X_dev[i] for i in keep]
 

@@ -9,23 +9,9 @@ from scipy.stats import spearmanr
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.datasets import make_latent_tree_corpus
 from sklearn_structured.spectral import SpectralTreeScorer
+from sklearn_structured.spectral._perturb import reattach_one_word
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
-
-
-def reattach_one_token(heads, rng):
-    """A different valid tree with one token moved to another head, or None
-    (a two-token sentence has no other single-root tree)."""
-    n = len(heads)
-    for _ in range(1000):
-        m, head = rng.integers(n), rng.integers(n + 1)
-        if head in (m + 1, heads[m]):
-            continue
-        tree = heads.copy()
-        tree[m] = head
-        if find_heads_error(tree) is None:
-            return tree
-    return None
 
 
 def test_api():
@@ -155,9 +141,22 @@ def test_bad_input_names_the_sentence():
         est.score_samples([X[0], []], [y[0], np.array([], dtype=int)])
 
 
+def test_reattach_one_word_moves_exactly_one_word_to_a_valid_tree():
+    rng = np.random.default_rng(0)
+    _, y = load_sample_treebank("all")
+    for heads in y[:200]:
+        moved = reattach_one_word(heads, rng)
+        if len(heads) <= 2:
+            # moving one word of a two-word tree gives two roots or a cycle
+            assert moved is None
+            continue
+        assert moved is not None and find_heads_error(moved) is None
+        assert np.count_nonzero(moved != heads) == 1
+
+
 def gold_beats_perturbed(est, X, y, seed=0):
     rng = np.random.default_rng(seed)
-    perturbed = [reattach_one_token(h, rng) for h in y]
+    perturbed = [reattach_one_word(h, rng) for h in y]
     keep = [i for i, tree in enumerate(perturbed) if tree is not None]
     X, y, perturbed = [X[i] for i in keep], [y[i] for i in keep], [perturbed[i] for i in keep]
     return np.mean(est.score_samples(X, y) > est.score_samples(X, perturbed))
