@@ -120,6 +120,30 @@ def test_em_converges_and_reports(capsys):
     assert lines[0].startswith("[SpectralTreeScorer] iteration 1:") and "validation score" in lines[0]
 
 
+def test_several_em_runs_are_averaged_or_the_most_likely_kept():
+    """The first of several starts is the one a single run uses (same
+    random_state); "mean" scores by the mean of the runs' log-probabilities,
+    "best" keeps the most likely run."""
+    X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=9)
+    params = dict(n_components=3, estimator="em", max_iter=30, random_state=0)
+    one = SpectralTreeScorer(**params).fit(X, y)
+    mean = SpectralTreeScorer(**params, n_init=3).fit(X, y)
+    best = SpectralTreeScorer(**params, n_init=3, combine_runs="best").fit(X, y)
+    assert mean.init_log_likelihoods_[0] == one.log_likelihoods_[-1]
+    assert len(set(mean.init_log_likelihoods_)) == 3
+    assert mean.emissions_.shape[0] == 3 and best.emissions_.shape[0] == 1
+    per_run = []
+    for i in range(3):
+        one.start_probs_, one.transitions_, one.emissions_ = (
+            mean.start_probs_[i:i + 1], mean.transitions_[i:i + 1], mean.emissions_[i:i + 1])
+        per_run.append(one.score_samples(X, y))
+    np.testing.assert_allclose(mean.score_samples(X, y), np.mean(per_run, axis=0))
+    assert best.log_likelihoods_[-1] == max(best.init_log_likelihoods_)
+    kept = int(np.argmax(best.init_log_likelihoods_))
+    np.testing.assert_allclose(best.emissions_[0], mean.emissions_[kept])
+    assert best.n_iter_ == len(best.log_likelihoods_)
+
+
 def test_unlabeled_sentences_extend_the_vocabulary():
     X, y, _ = make_latent_tree_corpus(200, 3, 40, random_state=3)
     extra = [["zz", "w1"], ["zz", "zz", "w2"]]
