@@ -54,27 +54,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _results import markdown_table, write_section  # noqa: E402
 
 
-def reattachments(trees, rng):
-    """Each tree with one token moved to another head (a valid tree), or None
-    when no move is found (two-token sentences)."""
-    from sklearn_structured.utils import find_heads_error
-
-    out = []
-    for heads in trees:
-        n, moved = len(heads), None
-        for _ in range(200):
-            m, head = rng.integers(n), rng.integers(n + 1)
-            if head in (m + 1, heads[m]):
-                continue
-            tree = heads.copy()
-            tree[m] = head
-            if find_heads_error(tree) is None:
-                moved = tree
-                break
-        out.append(moved)
-    return out
-
-
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
 
 
@@ -83,6 +62,7 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral import SpectralTreeScorer
+    from sklearn_structured.spectral._perturb import reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_ud_treebank("en_ewt", "train")
@@ -91,7 +71,8 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
         len(y) + len(y_dev), n_states, vocabulary_size, trees=list(y) + list(y_dev),
         random_state=0, return_model=True)
     X, X_dev = X_all[:len(y)], X_all[len(y):]
-    moved = reattachments(y_dev, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    moved = [reattach_one_word(h, rng, max_tries=200) for h in y_dev]
     keep = [i for i, t in enumerate(moved) if t is not None]
     pair_X = [X_dev[i] for i in keep]
 
@@ -112,8 +93,9 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     for estimator in ("spectral", "em", "spectral+em"):
         for seed in seeds:
             tic = time.perf_counter()
+            # one EM run per fit: bar 3 compares the two starts
             est = SpectralTreeScorer(n_components=n_states, estimator=estimator, max_iter=max_iter,
-                                     random_state=seed).fit(X, y, X_val=X_dev, y_val=y_dev)
+                                     n_init=1, random_state=seed).fit(X, y, X_val=X_dev, y_val=y_dev)
             seconds = time.perf_counter() - tic
             run = dict(estimator=estimator, seed=seed, fit_seconds=seconds,
                        dev_log_likelihood=est.score(X_dev, y_dev))
@@ -222,7 +204,8 @@ def ewt_fit(n_components, seeds):
             tic = time.perf_counter()
             est = SpectralTreeScorer(n_components=n_components, estimator=estimator,
                                      random_state=seed).fit(X, y)
-            run = dict(estimator=estimator, seed=seed, fit_seconds=time.perf_counter() - tic)
+            run = dict(estimator=estimator, seed=seed, fit_seconds=time.perf_counter() - tic,
+                       n_init=est.n_init)
             if estimator != "em":
                 run.update(rank=est.rank_.tolist(), nonpositive_train=est.nonpositive_share_)
             if estimator != "spectral":
@@ -293,7 +276,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
     figures["selection"] = {}
     for estimator in selection_estimators:
         scorers = () if estimator == "none" else (
-            SpectralTreeScorer(**scorer_params, estimator=estimator, random_state=0),)
+            SpectralTreeScorer(**scorer_params, estimator=estimator),)
         tic = time.perf_counter()
         pred = reranked(scorers, 0, pick(X, fit_part), pick(y, fit_part), pick(train_nbest, fit_part),
                         pick(X, held_part), pick(train_nbest, held_part))
@@ -303,17 +286,20 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
         print("selection", estimator, figures["selection"][estimator], flush=True)
 
     # the estimator that reranks the held-out training lists best is the one tested
+    # (with no estimator to choose from, the scorer's default)
     chosen = max((e for e in figures["selection"] if e != "none"),
-                 key=lambda e: figures["selection"][e]["uas"])
+                 key=lambda e: figures["selection"][e]["uas"],
+                 default=SpectralTreeScorer().estimator)
     figures["chosen"] = chosen
-    # the reranker's seed sets the folds of the cross-fitted scorers and the
-    # perceptron's order, so each reranker is trained with several seeds
+    figures["scorer_seeds"] = "drawn from the reranker's seed"
+    # the reranker's seed sets the folds of the cross-fitted scorers, the
+    # scorers' own seeds (EM starts, whose local optima rerank differently)
+    # and the perceptron's order, so each reranker is trained with several seeds
     figures["seeds"] = list(seeds)
     scored = [np.array([not is_punctuation(t) for t in s]) for s in X_test]
     correct = {}
     for name, scorers in (("baseline", ()),
-                          ("spectral", (SpectralTreeScorer(**scorer_params, estimator=chosen,
-                                                           random_state=0),))):
+                          ("spectral", (SpectralTreeScorer(**scorer_params, estimator=chosen),))):
         tic = time.perf_counter()
         figures[f"{name}_uas"] = []
         correct[name] = np.zeros(len(X_test))
@@ -485,9 +471,10 @@ def render(cache):
         parts.append(
             f"### Bar 1: reranking on UD English EWT, base parser {base_name}, "
             f"{r['scorer']['token_field']} field (test, UAS without punctuation)\n\n"
-            "Choosing the estimator (one seed; rerankers trained on 2/3 of the cross-fitted "
-            "training lists, scored on the other third; `none` = no scorer):\n\n" + selection
-            + "\n\nTest:\n\n"
+            + ("Choosing the estimator (one seed; rerankers trained on 2/3 of the cross-fitted "
+               "training lists, scored on the other third; `none` = no scorer):\n\n" + selection
+               + "\n\n" if r["selection"] else "")
+            + "Test:\n\n"
             + markdown_table(["system", f"UAS (rerankers: mean ± sd over seeds {r['seeds']})"], rows)
             + "\n\nGain of the scorer, per seed: "
             + ", ".join(f"{g:+.2f}" for g in gains)
@@ -500,7 +487,8 @@ def render(cache):
             f"a shared 2-core machine), projective {r['n_best']}-best; training lists "
             "cross-fitted with 3 folds and shared by every reranker; averaged perceptron "
             f"{r['perceptron_epochs']} epochs; scorer SpectralTreeScorer({r['scorer']}) "
-            f"cross-fitted on the reranker's folds. Parsing (3 cross-fitted parsers, the final one, "
+            f"cross-fitted on the reranker's folds, its random_state "
+            f"{r.get('scorer_seeds', '0 in every seed')}. Parsing (3 cross-fitted parsers, the final one, "
             f"all n-best lists) took {r['parse_seconds']:.0f} s"
             + (" in an earlier run with the same settings, whose lists this run reused"
                if r.get("lists_reused") else "")
@@ -559,20 +547,37 @@ def diagnosis(cache):
         f"it, EM ends at a held-out log-likelihood of {final['spectral+em']:.3f} on average over "
         f"the seeds, against {final['em']:.3f} from random starts (true model: "
         f"{c['true_dev_log_likelihood']:.3f})."
-        + ("" if "rerank_gamma0.3" not in cache else rerank_reading(cache["rerank_gamma0.3"])))
+        + "".join(rerank_reading(cache[key]) for key in sorted(cache)
+                  if key.startswith("rerank_gamma0.3")))
 
 
 def rerank_reading(r):
     gains = 100 * (np.array(r["spectral_uas"]) - np.array(r["baseline_uas"]))
     sel = r["selection"]
+    scorer = ", ".join(f"{k}={v!r}" for k, v in r["scorer"].items())
     return (
-        "\n- In the reranker, on held-out training lists, the spectral log p adds "
-        f"{100 * (sel['spectral']['uas'] - sel['none']['uas']):+.2f} UAS, the EM-fitted model "
-        f"{100 * (sel['em']['uas'] - sel['none']['uas']):+.2f} (random start) and "
-        f"{100 * (sel['spectral+em']['uas'] - sel['none']['uas']):+.2f} (spectral start). On the "
-        f"test lists, \"{r['chosen']}\" adds {gains.mean():+.2f} on the mean of "
-        f"{len(gains)} seeds (per seed " + ", ".join(f"{g:+.2f}" for g in gains)
+        "\n- "
+        + ("" if not {"none", "spectral", "em", "spectral+em"} <= set(sel) else
+           "In the reranker, on held-out training lists, the spectral log p adds "
+           f"{100 * (sel['spectral']['uas'] - sel['none']['uas']):+.2f} UAS, the EM-fitted model "
+           f"{100 * (sel['em']['uas'] - sel['none']['uas']):+.2f} (random start) and "
+           f"{100 * (sel['spectral+em']['uas'] - sel['none']['uas']):+.2f} (spectral start). ")
+        + f"On the test lists, SpectralTreeScorer(estimator={r['chosen']!r}, {scorer}) with its "
+        f"random_state {r.get('scorer_seeds', '0 in every seed')} adds {gains.mean():+.2f} on the "
+        f"mean of {len(gains)} seeds (per seed " + ", ".join(f"{g:+.2f}" for g in gains)
         + f"; 95% CI [{100 * r['gain_ci'][0]:+.2f}, {100 * r['gain_ci'][1]:+.2f}]).")
+
+
+def code_version():
+    """The commit measured, marked when the working tree has uncommitted changes."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" with uncommitted changes" if git("status", "--porcelain", "-uno") else "")
 
 
 def private_directory(path):
@@ -586,8 +591,10 @@ def private_directory(path):
 
 
 def main():
+    from sklearn_structured.spectral import SpectralTreeScorer
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", nargs="+", default=["synthetic", "span", "ewt_fit", "speed", "rerank"],
+    parser.add_argument("--parts", nargs="*", default=["synthetic", "span", "ewt_fit", "speed", "rerank"],
                         choices=["synthetic", "span", "ewt_fit", "speed", "rerank", "diagnose"])
     parser.add_argument(
         "--cache-dir", default=str(Path.home() / ".cache" / "sklearn-structured-bench" / "spectral"),
@@ -605,7 +612,8 @@ def main():
     parser.add_argument("--perceptron-epochs", type=int, default=10)
     parser.add_argument("--train-limit", type=int, default=0)
     parser.add_argument("--spectral-components", type=int, default=10)
-    parser.add_argument("--selection-estimators", nargs="+",
+    parser.add_argument("--spectral-n-init", type=int, default=SpectralTreeScorer().n_init)
+    parser.add_argument("--selection-estimators", nargs="*",
                         default=["none", "spectral", "em", "spectral+em"])
     parser.add_argument("--spectral-token-field", default="form")
     parser.add_argument("--repeats", type=int, default=3)
@@ -613,7 +621,8 @@ def main():
     cache_dir = private_directory(Path(args.cache_dir))
     if not os.environ.get("SKLEARN_STRUCTURED_DATA"):
         sys.exit("set SKLEARN_STRUCTURED_DATA to the folder holding ud/ (UD English EWT)")
-    scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field)
+    scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field,
+                         n_init=args.spectral_n_init)
     for part in args.parts:
         if part == "synthetic":
             figures = synthetic(args.synthetic_states, args.synthetic_vocabulary, args.em_seeds,
@@ -633,16 +642,20 @@ def main():
                              cache_dir / f"rerank_lists_gamma{args.parser_gamma:g}.pkl",
                              args.selection_estimators)
             part = f"rerank_gamma{args.parser_gamma:g}" + (
-                "" if args.spectral_token_field == "form" else f"_{args.spectral_token_field}")
+                "" if args.spectral_token_field == "form" else f"_{args.spectral_token_field}") + (
+                "" if args.spectral_n_init == 1 else f"_ninit{args.spectral_n_init}")
         figures["load_average"] = os.getloadavg()[0]
         figures["command"] = "python " + shlex.join(sys.argv)
+        figures["commit"] = code_version()
         (cache_dir / f"{part}.json").write_text(json.dumps(figures, indent=1))
     cache = {p.stem: json.loads(p.read_text()) for p in cache_dir.glob("*.json")}
     body = render(cache)
     loads = ", ".join(f"{name} {fig['load_average']:.1f}" for name, fig in sorted(cache.items()))
     body += f"\n\nLoad average (1 min) at the end of each part: {loads} (shared machine)."
-    body += "\n\nCommands of the parts (the header names the last run):\n\n" + "\n".join(
-        f"- {name}: `{fig.get('command', 'python benchmarks/bench_spectral.py --parts ' + name)}`"
+    body += ("\n\nCommands of the parts and the code they measured (the header names the last "
+             "run):\n\n") + "\n".join(
+        f"- {name}: `{fig.get('command', 'python benchmarks/bench_spectral.py --parts ' + name)}` "
+        f"(code {fig.get('commit', 'not recorded')})"
         for name, fig in sorted(cache.items()))
     write_section("spectral", "SpectralTreeScorer and NBestReranker (Dhillon et al. 2012)", body)
 

@@ -9,23 +9,9 @@ from scipy.stats import spearmanr
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.datasets import make_latent_tree_corpus
 from sklearn_structured.spectral import SpectralTreeScorer
+from sklearn_structured.spectral._perturb import reattach_one_word
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
-
-
-def reattach_one_token(heads, rng):
-    """A different valid tree with one token moved to another head, or None
-    (a two-token sentence has no other single-root tree)."""
-    n = len(heads)
-    for _ in range(1000):
-        m, head = rng.integers(n), rng.integers(n + 1)
-        if head in (m + 1, heads[m]):
-            continue
-        tree = heads.copy()
-        tree[m] = head
-        if find_heads_error(tree) is None:
-            return tree
-    return None
 
 
 def test_api():
@@ -126,12 +112,36 @@ def test_em_likelihood_never_decreases_and_spectral_start_helps():
 
 def test_em_converges_and_reports(capsys):
     X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=7)
-    est = SpectralTreeScorer(n_components=3, estimator="em", tol=1e-3, max_iter=500, verbose=1,
-                             random_state=0).fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    est = SpectralTreeScorer(n_components=3, estimator="em", tol=1e-3, max_iter=500, n_init=1,
+                             verbose=1, random_state=0).fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
     assert est.converged_ and est.n_iter_ < 500
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == est.n_iter_
     assert lines[0].startswith("[SpectralTreeScorer] iteration 1:") and "validation score" in lines[0]
+
+
+def test_several_em_runs_are_averaged_or_the_most_likely_kept():
+    """The first of several starts is the one a single run uses (same
+    random_state); "mean" scores by the mean of the runs' log-probabilities,
+    "best" keeps the most likely run."""
+    X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=9)
+    params = dict(n_components=3, estimator="em", max_iter=30, random_state=0)
+    one = SpectralTreeScorer(**params).fit(X, y)
+    mean = SpectralTreeScorer(**params, n_init=3).fit(X, y)
+    best = SpectralTreeScorer(**params, n_init=3, combine_runs="best").fit(X, y)
+    assert mean.init_log_likelihoods_[0] == one.log_likelihoods_[-1]
+    assert len(set(mean.init_log_likelihoods_)) == 3
+    assert mean.emissions_.shape[0] == 3 and best.emissions_.shape[0] == 1
+    per_run = []
+    for i in range(3):
+        one.start_probs_, one.transitions_, one.emissions_ = (
+            mean.start_probs_[i:i + 1], mean.transitions_[i:i + 1], mean.emissions_[i:i + 1])
+        per_run.append(one.score_samples(X, y))
+    np.testing.assert_allclose(mean.score_samples(X, y), np.mean(per_run, axis=0))
+    assert best.log_likelihoods_[-1] == max(best.init_log_likelihoods_)
+    kept = int(np.argmax(best.init_log_likelihoods_))
+    np.testing.assert_allclose(best.emissions_[0], mean.emissions_[kept])
+    assert best.n_iter_ == len(best.log_likelihoods_)
 
 
 def test_unlabeled_sentences_extend_the_vocabulary():
@@ -155,9 +165,22 @@ def test_bad_input_names_the_sentence():
         est.score_samples([X[0], []], [y[0], np.array([], dtype=int)])
 
 
+def test_reattach_one_word_moves_exactly_one_word_to_a_valid_tree():
+    rng = np.random.default_rng(0)
+    _, y = load_sample_treebank("all")
+    for heads in y[:200]:
+        moved = reattach_one_word(heads, rng)
+        if len(heads) <= 2:
+            # moving one word of a two-word tree gives two roots or a cycle
+            assert moved is None
+            continue
+        assert moved is not None and find_heads_error(moved) is None
+        assert np.count_nonzero(moved != heads) == 1
+
+
 def gold_beats_perturbed(est, X, y, seed=0):
     rng = np.random.default_rng(seed)
-    perturbed = [reattach_one_token(h, rng) for h in y]
+    perturbed = [reattach_one_word(h, rng) for h in y]
     keep = [i for i, tree in enumerate(perturbed) if tree is not None]
     X, y, perturbed = [X[i] for i in keep], [y[i] for i in keep], [perturbed[i] for i in keep]
     return np.mean(est.score_samples(X, y) > est.score_samples(X, perturbed))
@@ -176,7 +199,8 @@ def test_learns_real_trees_on_the_embedded_sample():
 def test_learns_real_trees_on_ewt():
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
-    est = SpectralTreeScorer(n_components=10, random_state=0).fit(X[:4000], y[:4000])
+    # one EM run keeps the test short (the default n_init=2 doubles the fit)
+    est = SpectralTreeScorer(n_components=10, n_init=1, random_state=0).fit(X[:4000], y[:4000])
     assert gold_beats_perturbed(est, X_dev[:600], y_dev[:600]) > 0.7
 
 

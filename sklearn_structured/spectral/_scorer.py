@@ -290,6 +290,16 @@ class SpectralTreeScorer(SentenceEstimator):
     tol : float, default=1e-4
         EM stops when the training log-likelihood per token improves by less
         than ``tol`` times its absolute value.
+    n_init : int, default=2
+        EM estimators: number of EM runs, each from its own start (random,
+        or the spectral estimate read with another random mix of
+        eigenvectors).
+    combine_runs : {"mean", "best"}, default="mean"
+        EM estimators with ``n_init > 1``: ``"mean"`` keeps every run and
+        scores a pair by the mean of their log-probabilities (an ensemble:
+        not a normalised probability, but steadier on the trees of one
+        sentence); ``"best"`` keeps the run with the highest final training
+        log-likelihood.
     pseudo_count : float, default=0.01
         Added to every expected count in EM's M-step (a Dirichlet prior that
         keeps unseen words and transitions possible).
@@ -327,18 +337,24 @@ class SpectralTreeScorer(SentenceEstimator):
         ``estimator="spectral"``: per-token log-probability given to
         non-positive estimates.
     start_probs_, transitions_, emissions_ : ndarray
-        EM estimators: pi (k,), T indexed ``[side, child_state, head_state]``
-        (2, k, k) and O indexed ``[word, state]`` (n_words, k).
+        EM estimators, one row per run kept (all ``n_init`` runs, or the
+        best one): pi (n_runs, k), T indexed ``[run, side, child_state,
+        head_state]`` (n_runs, 2, k, k) and O indexed ``[run, word, state]``
+        (n_runs, n_words, k).
     n_iter_ : int
-        EM estimators: iterations run.
+        EM estimators: iterations run by the most likely run.
     converged_ : bool
-        EM estimators: whether ``tol`` was reached before ``max_iter``.
+        EM estimators: whether the most likely run reached ``tol`` before
+        ``max_iter``.
     log_likelihoods_ : list of float
         EM estimators: training log-likelihood per token at the start of each
-        iteration (never decreasing for ``pseudo_count=0``).
+        iteration of the most likely run (never decreasing for
+        ``pseudo_count=0``).
+    init_log_likelihoods_ : list of float
+        EM estimators: final training log-likelihood per token of each run.
     validation_log_likelihoods_ : list of float
         EM estimators given ``X_val``: held-out log-likelihood per token after
-        each iteration.
+        each iteration of the most likely run.
     """
 
     _parameter_constraints = {
@@ -350,6 +366,8 @@ class SpectralTreeScorer(SentenceEstimator):
         "rcond": [Interval(Real, 0, 1, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "combine_runs": [StrOptions({"mean", "best"})],
         "pseudo_count": [Interval(Real, 0, None, closed="left")],
         "token_field": [StrOptions({"form", "lemma", "upos", "xpos"})],
         "n_jobs": [Integral, None],
@@ -358,7 +376,8 @@ class SpectralTreeScorer(SentenceEstimator):
     }
 
     def __init__(self, n_components=10, estimator="em", embedding="svd", smoothing=1.0,
-                 min_count=2, rcond=0.01, max_iter=100, tol=1e-4, pseudo_count=0.01,
+                 min_count=2, rcond=0.01, max_iter=100, tol=1e-4, n_init=2, combine_runs="mean",
+                 pseudo_count=0.01,
                  token_field="form", n_jobs=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.estimator = estimator
@@ -368,6 +387,8 @@ class SpectralTreeScorer(SentenceEstimator):
         self.rcond = rcond
         self.max_iter = max_iter
         self.tol = tol
+        self.n_init = n_init
+        self.combine_runs = combine_runs
         self.pseudo_count = pseudo_count
         self.token_field = token_field
         self.n_jobs = n_jobs
@@ -403,24 +424,35 @@ class SpectralTreeScorer(SentenceEstimator):
             self._fit_spectral(ids, flat_heads, offsets, extra, rng)
         if self.estimator == "spectral":
             return self
-        if self.estimator == "em":
-            start = self._random_start(ids, rng)
-        else:
-            start = probabilities_from_operators(self.embedding_, self.root_vector_,
-                                                 self.operators_, rng)
         validation = None
         if X_val is not None:
             val_sentences, val_heads = check_dependency_data(X_val, y_val, single_root=False)
             val_ids, val_offsets = self._encode(val_sentences)
             validation = (val_ids, pack_ragged(val_heads)[0], val_offsets, val_ids.shape[0])
-        trainer = _EMIterations(self, (ids, flat_heads, offsets), ids.shape[0], start, validation)
-        self.n_iter_ = trainer.run(self.max_iter, name=type(self).__name__, verbose=self.verbose,
-                                   validation=validation)
-        self.start_probs_, self.transitions_, self.emissions_ = trainer.params
-        self.converged_ = trainer.converged
-        self.log_likelihoods_ = trainer.log_likelihoods
+        # EM's local optima tell the trees of one sentence apart unequally well,
+        # and the most likely one is not the one that does it best on real
+        # trees (see the user guide); averaging several is steadier
+        runs = []
+        for _ in range(self.n_init):
+            if self.estimator == "em":
+                start = self._random_start(ids, rng)
+            else:
+                start = probabilities_from_operators(self.embedding_, self.root_vector_,
+                                                     self.operators_, rng)
+            run = _EMIterations(self, (ids, flat_heads, offsets), ids.shape[0], start, validation)
+            run.run(self.max_iter, name=type(self).__name__, verbose=self.verbose,
+                    validation=validation)
+            runs.append(run)
+        self.init_log_likelihoods_ = [run.log_likelihoods[-1] for run in runs]
+        best = runs[int(np.argmax(self.init_log_likelihoods_))]
+        kept = [best] if self.combine_runs == "best" else runs
+        self.start_probs_, self.transitions_, self.emissions_ = (
+            np.stack([run.params[i] for run in kept]) for i in range(3))
+        self.n_iter_ = len(best.log_likelihoods)
+        self.converged_ = best.converged
+        self.log_likelihoods_ = best.log_likelihoods
         if validation is not None:
-            self.validation_log_likelihoods_ = trainer.validation_log_likelihoods
+            self.validation_log_likelihoods_ = best.validation_log_likelihoods
         return self
 
     def _fit_spectral(self, ids, flat_heads, offsets, extra, rng):
@@ -498,8 +530,8 @@ class SpectralTreeScorer(SentenceEstimator):
         """
         ids, heads, offsets = self._pairs(X, y)
         if self.estimator != "spectral":
-            log_prob = exact_log_probs(ids, heads, offsets, self.start_probs_, self.transitions_,
-                                       self.emissions_)
+            log_prob = np.mean([exact_log_probs(ids, heads, offsets, *params) for params in
+                                zip(self.start_probs_, self.transitions_, self.emissions_)], axis=0)
             return (log_prob, np.zeros(len(log_prob), dtype=bool)) if return_flags else log_prob
         log_abs, sign = spectral_log_probs(ids, heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
