@@ -341,6 +341,17 @@ def test_lemma_and_feats_underscore_are_values():
         EasyFirstBeamTagger(target="lemma").fit([[{"form": "a"}]])
 
 
+def test_lemma_of_the_form_underscore_is_never_empty():
+    # Turkish IMST writes some words as "_"; parse stopped on the empty lemma it got
+    X = [[{"form": "on", "lemma": "on"}, {"form": "_", "lemma": "lira"}],
+         [{"form": "kitaplar", "lemma": "kitap"}]] * 3
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="lemma",
+                                 min_feature_count=1).fit(X)
+    assert tagger.predict([["on", "_"]]) == [["on", "lira"]]  # the form dictionary
+    lemmas = tagger.predict([["_", "_"], [{"form": "_", "upos": "NOUN"}]])
+    assert all(lemma for row in lemmas for lemma in row), lemmas
+
+
 @pytest.mark.parametrize("target", ["feats", "lemma"])
 def test_feats_and_lemma_tagger_api(target):
     check_structured_estimator(

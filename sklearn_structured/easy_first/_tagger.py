@@ -80,8 +80,14 @@ def _gold_value(token, field):
     return token_field(token, field)
 
 
+def _form(token):
+    """The form as written: a lemma is made from it, and a form ``_`` (real text in
+    some treebanks, Turkish IMST's for one) must not turn into an empty lemma."""
+    return token if isinstance(token, str) else token["form"]
+
+
 def _forms(sentences):
-    return [[token_field(token, "form") or "" for token in sentence] for sentence in sentences]
+    return [[_form(token) for token in sentence] for sentence in sentences]
 
 
 def _form_pos_keys(sentences):
@@ -90,7 +96,7 @@ def _form_pos_keys(sentences):
     for sentence in sentences:
         for token in sentence:
             upos = token_field(token, "upos")
-            keys.append(f"{token_field(token, 'form') or ''}\t{upos}" if upos else "")
+            keys.append(f"{_form(token)}\t{upos}" if upos else "")
     return keys
 
 
