@@ -5,10 +5,12 @@ and parser with their default settings, no tokenizer: gold tokenisation) on
 the training split with the dev split as its held-out data (early stopping),
 applies it to the test split with every column but ID, FORM and MISC blanked
 (the same input ``bench_pipeline.py`` gives our pipeline), and scores its
-output with ``sklearn-structured evaluate`` and, when installed, the CoNLL
-2018 shared-task scorer. ``--ours`` names our pipeline's output on the same
-input (``bench_pipeline.py --work W`` leaves it as ``W/<parser>.conllu``) so
-that both are scored by the same scorers in the same run. Figures go to the
+output with ``sklearn-structured evaluate`` and, given ``--conll18 PATH`` (a
+local copy of conll18_ud_eval.py: neither the library nor any package ships
+it), the CoNLL 2018 shared-task scorer. ``--ours NAME=FILE`` names our
+pipeline's output on the same input (``bench_pipeline.py --work W`` leaves it
+as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
+same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
 UDPipe is not a dependency of the library; without it the script says so and
@@ -16,7 +18,8 @@ stops.
 
     pip install ufal.udpipe
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_udpipe.py --work /tmp/udpipe --ours /tmp/pipe/lowrank.conllu
+        python benchmarks/bench_udpipe.py --work /tmp/udpipe \\
+        --ours "ours (lowrank)=/tmp/pipe/lowrank.conllu" --conll18 conll18_ud_eval.py
 """
 
 import argparse
@@ -152,7 +155,13 @@ def main():
 
     systems = [("UDPipe 1", predicted)] + [tuple(o.split("=", 1)) for o in args.ours]
     columns = ["UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p"]
-    rows = [[name] + [evaluate(gold, path).get(c, "-") for c in columns] for name, path in systems]
+    # evaluate leaves out a tag column a system does not fill (all '_'): "-" in both tables
+    figures = [evaluate(gold, path) for _, path in systems]
+    rows = [[name] + [f.get(c, "-") for c in columns] for (name, _), f in zip(systems, figures)]
+    if len(systems) > 1:
+        rows.append([f"{systems[1][0]} - UDPipe 1"] + [
+            "-" if "-" in (a, b) else f"{float(b) - float(a):+.2f}"
+            for a, b in zip(rows[0][1:], rows[1][1:])])
     body = (
         f"UDPipe 1 (ufal.udpipe {udpipe.Version.current().major}."
         f"{udpipe.Version.current().minor}.{udpipe.Version.current().patch}, "
@@ -169,8 +178,11 @@ def main():
     )
     if args.conll18:
         names = ["UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX"]
-        rows = [[name] + [evaluate_conll18(args.conll18, gold, path)[c] for c in names]
-                for name, path in systems]
+        rows = []
+        for (name, path), ours in zip(systems, figures):
+            scored = evaluate_conll18(args.conll18, gold, path)
+            filled = set(ours) | {"MLAS", "BLEX"} | ({"Lemmas"} if "Lemma" in ours else set())
+            rows.append([name] + [scored[c] if c in filled else "-" for c in names])
         body += ("\n\nScored by the CoNLL 2018 shared-task scorer (conll18_ud_eval.py, run from "
                  "a local copy outside the repository; punctuation included, UFeats over the "
                  "universal features, LAS over the universal part of DEPREL):\n\n"
