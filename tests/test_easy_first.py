@@ -341,6 +341,30 @@ def test_lemma_and_feats_underscore_are_values():
         EasyFirstBeamTagger(target="lemma").fit([[{"form": "a"}]])
 
 
+def test_lemma_of_the_form_underscore_is_never_empty():
+    # Turkish IMST writes some words as "_"; parse stopped on the empty lemma it got
+    X = [[{"form": "on", "lemma": "on"}, {"form": "_", "lemma": "lira"}],
+         [{"form": "kitaplar", "lemma": "kitap"}]] * 3
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="lemma",
+                                 min_feature_count=1).fit(X)
+    assert tagger.predict([["on", "_"]]) == [["on", "lira"]]  # the form dictionary
+    lemmas = tagger.predict([["_", "_"], [{"form": "_", "upos": "NOUN"}]])
+    assert all(lemma for row in lemmas for lemma in row), lemmas
+
+
+def test_xpos_underscore_is_a_value_unless_every_xpos_is():
+    # Turkish IMST train leaves 3 XPOS of 37,522 as "_": the tagger still trains
+    X = [[{"form": "on", "xpos": "Num"}, {"form": "biri", "xpos": "_"}]] * 3
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=3, target="xpos",
+                                 min_feature_count=1).fit(X)
+    assert tagger.predict([["on", "biri"]]) == [["Num", "_"]]
+    # a treebank without XPOS (Portuguese Bosque) has nothing to learn: said, not fitted
+    with pytest.raises(ValueError, match="no token has an XPOS"):
+        EasyFirstBeamTagger(target="xpos").fit([[{"form": "a", "xpos": "_"}]])
+    with pytest.raises(ValueError, match=r"X\[0\] has a token without a 'xpos' field"):
+        EasyFirstBeamTagger(target="xpos").fit([[{"form": "a"}]])
+
+
 @pytest.mark.parametrize("target", ["feats", "lemma"])
 def test_feats_and_lemma_tagger_api(target):
     check_structured_estimator(

@@ -73,16 +73,23 @@ def static_feature_keys(sentences, vocabularies):
 
 
 def _gold_value(token, field):
-    """A token's gold value of ``field``. For FEATS and LEMMA the CoNLL-U ``_`` is a value
-    of its own (no features; a lemma left unspecified, as treebanks do for some typos),
-    which the taggers learn and the CoNLL 2018 scorer compares like any other."""
-    if field in ("feats", "lemma"):
+    """A token's gold value of ``field``. For FEATS, LEMMA and XPOS the CoNLL-U ``_`` is a
+    value of its own (no features; a lemma or XPOS left unspecified, as treebanks do for
+    a few words: 3 XPOS of Turkish IMST train), which the taggers learn and the CoNLL 2018
+    scorer compares like any other."""
+    if field in ("feats", "lemma", "xpos"):
         return token.get(field) if isinstance(token, Mapping) else None
     return token_field(token, field)
 
 
+def _form(token):
+    """The form as written: a lemma is made from it, and a form ``_`` (real text in
+    some treebanks, Turkish IMST's for one) must not turn into an empty lemma."""
+    return token if isinstance(token, str) else token["form"]
+
+
 def _forms(sentences):
-    return [[token_field(token, "form") or "" for token in sentence] for sentence in sentences]
+    return [[_form(token) for token in sentence] for sentence in sentences]
 
 
 def _form_pos_keys(sentences):
@@ -91,7 +98,7 @@ def _form_pos_keys(sentences):
     for sentence in sentences:
         for token in sentence:
             upos = token_field(token, "upos")
-            keys.append(f"{token_field(token, 'form') or ''}\t{upos}" if upos else "")
+            keys.append(f"{_form(token)}\t{upos}" if upos else "")
     return keys
 
 
@@ -268,6 +275,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                     "or fill the field"
                 )
             tags.append(row)
+        if self.target == "xpos" and all(t == "_" for row in tags for t in row):
+            raise ValueError("no token has an XPOS (every one is '_'); this treebank has "
+                             "none to learn")
         return sentences, tags
 
     def _classes_of(self, sentences, values):

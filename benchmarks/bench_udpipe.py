@@ -1,0 +1,196 @@
+"""UDPipe 1's full pipeline from word forms, beside ours, on a UD treebank.
+
+Trains UDPipe 1 (the ``ufal.udpipe`` Python binding; its tagger, lemmatiser
+and parser with their default settings, no tokenizer: gold tokenisation) on
+the training split with the dev split as its held-out data (early stopping),
+applies it to the test split with every column but ID, FORM and MISC blanked
+(the same input ``bench_pipeline.py`` gives our pipeline), and scores its
+output with ``sklearn-structured evaluate`` and, given ``--conll18 PATH`` (a
+local copy of conll18_ud_eval.py: neither the library nor any package ships
+it), the CoNLL 2018 shared-task scorer. ``--ours NAME=FILE`` names our
+pipeline's output on the same input (``bench_pipeline.py --work W`` leaves it
+as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
+same run. Figures go to the
+``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
+
+UDPipe is not a dependency of the library; without it the script says so and
+stops.
+
+    pip install ufal.udpipe
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
+        python benchmarks/bench_udpipe.py --work /tmp/udpipe \\
+        --ours "ours (lowrank)=/tmp/pipe/lowrank.conllu" --conll18 conll18_ud_eval.py
+"""
+
+import argparse
+import json
+import lzma
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _results import markdown_table, write_section  # noqa: E402
+from bench_pipeline import cli, strip_to_forms  # noqa: E402
+
+
+def read_text(path):
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+def udpipe_sentences(udpipe, text):
+    """A ``ufal.udpipe.Sentences`` read from CoNLL-U text."""
+    reader = udpipe.InputFormat.newConlluInputFormat()
+    reader.setText(text)
+    error = udpipe.ProcessingError()
+    sentences = udpipe.Sentences()
+    sentence = udpipe.Sentence()
+    while reader.nextSentence(sentence, error):
+        sentences.push_back(sentence)
+        sentence = udpipe.Sentence()
+    if error.occurred():
+        raise ValueError(f"UDPipe could not read the CoNLL-U: {error.message}")
+    return sentences
+
+
+def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options):
+    """Train and save a model; return the CPU and wall seconds."""
+    training, heldout = (udpipe_sentences(udpipe, read_text(p)) for p in (train, dev))
+    error = udpipe.ProcessingError()
+    start, wall = time.process_time(), time.perf_counter()
+    trained = udpipe.Trainer.train("morphodita_parsito", training, heldout, udpipe.Trainer.NONE,
+                                   tagger_options, parser_options, error)
+    seconds, wall = time.process_time() - start, time.perf_counter() - wall
+    if error.occurred():
+        raise RuntimeError(f"UDPipe training failed: {error.message}")
+    Path(model).write_bytes(trained)
+    return seconds, wall
+
+
+def apply_udpipe(udpipe, model, source, destination):
+    """Tag and parse ``source`` (CoNLL-U) into ``destination``; return the wall seconds."""
+    loaded = udpipe.Model.load(str(model))
+    if loaded is None:
+        raise RuntimeError(f"UDPipe could not load {model}")
+    pipeline = udpipe.Pipeline(loaded, "conllu", udpipe.Pipeline.DEFAULT,
+                               udpipe.Pipeline.DEFAULT, "conllu")
+    error = udpipe.ProcessingError()
+    text = read_text(source)
+    start = time.perf_counter()
+    output = pipeline.process(text, error)
+    wall = time.perf_counter() - start
+    if error.occurred():
+        raise RuntimeError(f"UDPipe failed on {source}: {error.message}")
+    Path(destination).write_text(output, encoding="utf-8")
+    return wall
+
+
+def evaluate(gold, predicted):
+    """``sklearn-structured evaluate`` figures: {name: str}."""
+    report = cli("evaluate", str(gold), str(predicted))[2]
+    figures = dict(re.findall(r"^(UPOS|XPOS|UFeats|Lemma) ([\d.]+)$", report, re.M))
+    for uas, las, punct in re.findall(r"^UAS ([\d.]+)  LAS ([\d.n/a]+)  \(punctuation (\w+)d\)$",
+                                      report, re.M):
+        suffix = "" if punct == "exclude" else " +p"
+        figures["UAS" + suffix], figures["LAS" + suffix] = uas, las
+    return figures
+
+
+def evaluate_conll18(scorer, gold, predicted):
+    """The CoNLL 2018 scorer's F1 figures (words are gold, so F1 is accuracy): {name: str}."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conll18_ud_eval", scorer)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    scores = module.evaluate(module.load_conllu_file(str(gold)),
+                             module.load_conllu_file(str(predicted)))
+    return {name: f"{100 * scores[name].f1:.2f}"
+            for name in ("UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--work", required=True, help="folder for the model and the tagged files")
+    ap.add_argument("--ours", action="append", default=[], metavar="NAME=FILE",
+                    help="our pipeline's output on the same blanked test input, scored alike")
+    ap.add_argument("--tagger", default="", help="UDPipe tagger options (default: its defaults)")
+    ap.add_argument("--parser", default="", help="UDPipe parser options (default: its defaults)")
+    ap.add_argument("--conll18", help="path of conll18_ud_eval.py, the CoNLL 2018 scorer")
+    ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
+    args = ap.parse_args()
+    try:
+        import ufal.udpipe as udpipe
+    except ImportError:
+        print("ufal.udpipe is not installed (pip install ufal.udpipe); nothing measured")
+        return
+
+    from sklearn_structured.datasets._ud import _ud_file
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
+    gold = work / "test-gold.conllu"
+    gold.write_text(read_text(test), encoding="utf-8")
+    forms = work / "test-forms.conllu"
+    strip_to_forms(gold, forms)
+    model, record = work / "udpipe.model", work / "udpipe-training.json"
+    if not (args.reuse_model and model.exists() and record.exists()):
+        load = os.getloadavg()[0]
+        cpu, wall = train_udpipe(udpipe, train, dev, model, args.tagger, args.parser)
+        record.write_text(json.dumps({"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
+                                      "tagger": args.tagger, "parser": args.parser}))
+    trained = json.loads(record.read_text())
+    predicted = work / "udpipe.conllu"
+    apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
+    wall = apply_udpipe(udpipe, model, forms, predicted)
+    n_sentences = sum(1 for line in open(gold, encoding="utf-8") if line.startswith("# sent_id"))
+
+    systems = [("UDPipe 1", predicted)] + [tuple(o.split("=", 1)) for o in args.ours]
+    columns = ["UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p"]
+    # evaluate leaves out a tag column a system does not fill (all '_'): "-" in both tables
+    figures = [evaluate(gold, path) for _, path in systems]
+    rows = [[name] + [f.get(c, "-") for c in columns] for (name, _), f in zip(systems, figures)]
+    if len(systems) > 1:
+        rows.append([f"{systems[1][0]} - UDPipe 1"] + [
+            "-" if "-" in (a, b) else f"{float(b) - float(a):+.2f}"
+            for a, b in zip(rows[0][1:], rows[1][1:])])
+    body = (
+        f"UDPipe 1 (ufal.udpipe {udpipe.Version.current().major}."
+        f"{udpipe.Version.current().minor}.{udpipe.Version.current().patch}, "
+        "method morphodita_parsito, tagger options "
+        f"{trained['tagger']!r}, parser options {trained['parser']!r}: '' is UDPipe's defaults; "
+        f"no tokenizer) trained on {Path(train).name} with {Path(dev).name} as held-out data in "
+        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall, load average "
+        f"{trained['load'][0]:.1f} -> {trained['load'][1]:.1f}); applied to {Path(test).name} "
+        f"({n_sentences} sentences) with every column but ID, FORM and MISC blanked, in "
+        f"{wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded, tagging and "
+        f"parsing only). Model {model.stat().st_size / 1e6:.1f} MB.\n\n"
+        "Scored by `sklearn-structured evaluate` (syntactic words; UAS/LAS without and with "
+        "punctuation, gold UPOS PUNCT):\n\n" + markdown_table(["system"] + columns, rows)
+    )
+    if args.conll18:
+        names = ["UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX"]
+        rows = []
+        for (name, path), ours in zip(systems, figures):
+            scored = evaluate_conll18(args.conll18, gold, path)
+            filled = set(ours) | {"MLAS", "BLEX"} | ({"Lemmas"} if "Lemma" in ours else set())
+            rows.append([name] + [scored[c] if c in filled else "-" for c in names])
+        body += ("\n\nScored by the CoNLL 2018 shared-task scorer (conll18_ud_eval.py, run from "
+                 "a local copy outside the repository; punctuation included, UFeats over the "
+                 "universal features, LAS over the universal part of DEPREL):\n\n"
+                 + markdown_table(["system"] + names, rows))
+    write_section(f"udpipe_{args.treebank}",
+                  f"UDPipe 1 full pipeline from forms on {args.treebank}, beside ours", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
