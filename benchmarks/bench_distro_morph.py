@@ -23,7 +23,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
+# one core per fit: a threaded BLAS fighting for shared cores made each SVD of the
+# proximal step about a hundred times slower
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
