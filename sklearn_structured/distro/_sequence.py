@@ -96,12 +96,22 @@ class _CandidateSequenceProblem(_SequenceProblem):
         return float(np.mean(losses))
 
 
+# Suffix of the classes of rare and unseen words: on Basque UPOS|FEATS dev, length 2
+# covers the gold tag of 98.6% of the tokens with 37 candidates on average, length 3
+# 97.2% with 22 (tag_dictionary=20); most misses are unseen words.
+SUFFIX_LENGTH = 2
+
+
+def _suffix_key(form):
+    return "s " + form[-SUFFIX_LENGTH:]
+
+
 def _dictionary_key(form, counts, min_count):
     """A token's entry in the tag dictionary: its word when the word was seen at
-    least ``min_count`` times in training, else its suffix of length 3."""
+    least ``min_count`` times in training, else its suffix class."""
     if counts.get(form, 0) >= min_count:
         return "w " + form
-    return "s " + form[-3:]
+    return _suffix_key(form)
 
 
 def _fit_tag_dictionary(forms, y_ids, min_count):
@@ -114,7 +124,7 @@ def _fit_tag_dictionary(forms, y_ids, min_count):
         key = _dictionary_key(form, counts, min_count)
         seen.setdefault(key, set()).add(label)
         if key[0] == "w":  # suffix classes are built from every word with that suffix
-            seen.setdefault("s " + form[-3:], set()).add(label)
+            seen.setdefault(_suffix_key(form), set()).add(label)
     keys = sorted(seen)
     labels, offsets = pack_ragged([sorted(seen[k]) for k in keys])
     return np.array(keys, dtype=str), offsets, labels
@@ -167,7 +177,7 @@ class DistroSequenceSVM(SentenceEstimator):
         tags a token may take, in training (loss-augmented decoding) and
         prediction: a word seen at least ``k`` times in training may take
         the tags seen with it; any other word the tags seen in training
-        with words of the same 3-letter suffix, or every tag when no
+        with words of the same 2-letter suffix, or every tag when no
         training word has that suffix. Decoding then costs the products of
         neighbouring candidate counts, which is what makes ~1,000 tags
         (morphological tags) affordable.
@@ -337,7 +347,7 @@ class DistroSequenceSVM(SentenceEstimator):
         every = np.arange(len(self.classes_))
         lists = []
         for form in forms:
-            i = index.get("w " + form, index.get("s " + form[-3:]))
+            i = index.get("w " + form, index.get(_suffix_key(form)))
             lists.append(every if i is None else
                          self.dictionary_labels_[self.dictionary_offsets_[i]:
                                                  self.dictionary_offsets_[i + 1]])
