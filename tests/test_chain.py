@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from sklearn_structured.kernels.chain import (
+    candidate_pair_count,
+    candidate_viterbi_into,
     loss_augmented_viterbi,
     sequence_score,
     viterbi,
     viterbi_batch,
+    viterbi_into,
 )
 
 
@@ -84,3 +87,57 @@ def test_batch_equals_one_by_one():
     for s, piece in enumerate(pieces):
         labels, _ = viterbi(piece, transitions, start, end)
         np.testing.assert_array_equal(flat[offsets[s]:offsets[s + 1]], labels)
+
+
+def candidate_chain(emissions, transitions, candidate_sets):
+    """The pruned-chain arrays of ``candidate_viterbi_into`` for a dense chain."""
+    candidates = np.concatenate(candidate_sets).astype(np.int64)
+    offsets = np.cumsum([0] + [len(c) for c in candidate_sets]).astype(np.int64)
+    scores = np.concatenate([emissions[t, c] for t, c in enumerate(candidate_sets)])
+    pairs = [transitions[np.ix_(a, b)].ravel() for a, b in zip(candidate_sets, candidate_sets[1:])]
+    pairs = np.concatenate(pairs) if pairs else np.zeros(0)
+    assert pairs.size == candidate_pair_count(offsets)
+    return candidates, offsets, scores, pairs
+
+
+@pytest.mark.parametrize("n_steps,n_labels", SIZES)
+def test_candidate_viterbi_with_every_label_is_exact_viterbi(n_steps, n_labels):
+    rng = np.random.default_rng(11 + 100 * n_steps + n_labels)
+    emissions, transitions, start, end = random_chain(rng, n_steps, n_labels, with_ends=False)
+    gold = rng.integers(0, n_labels, size=n_steps).astype(np.int64)
+    arrays = candidate_chain(emissions, transitions, [np.arange(n_labels)] * n_steps)
+    for g, cost in ((np.zeros(0, np.int64), 0.0), (gold, 1.5)):
+        out = np.empty(n_steps, np.int64)
+        score = candidate_viterbi_into(*arrays, g, cost, out)
+        expected = np.empty(n_steps, np.int64)
+        expected_score = viterbi_into(emissions, transitions, start, end, g, cost, expected)
+        np.testing.assert_array_equal(out, expected)
+        assert score == pytest.approx(expected_score)
+
+
+@pytest.mark.parametrize("n_steps", range(1, 6))
+def test_candidate_viterbi_matches_enumeration_of_the_candidates(n_steps):
+    rng = np.random.default_rng(5 + n_steps)
+    n_labels = 5
+    for _ in range(10):
+        emissions, transitions, _, _ = random_chain(rng, n_steps, n_labels, with_ends=False)
+        sets = [np.sort(rng.choice(n_labels, size=rng.integers(1, n_labels + 1), replace=False))
+                for _ in range(n_steps)]
+        gold = rng.integers(0, n_labels, size=n_steps).astype(np.int64)  # may be no candidate
+        arrays = candidate_chain(emissions, transitions, sets)
+        for g, cost in ((np.zeros(0, np.int64), 0.0), (gold, 0.7)):
+            best, best_score = None, -np.inf
+            for labels in itertools.product(*sets):
+                score = sequence_score(emissions, transitions, np.zeros(n_labels),
+                                       np.zeros(n_labels), np.array(labels))
+                if g.size:
+                    score += cost * np.sum(np.array(labels) != g)
+                if score > best_score:
+                    best, best_score = labels, score
+            # a sub-slice of bigger arrays: offsets need not start at 0
+            candidates, offsets, scores, pairs = arrays
+            padded = (np.r_[[9, 9], candidates], offsets + 2, np.r_[[1e9, 1e9], scores], pairs)
+            out = np.empty(n_steps, np.int64)
+            score = candidate_viterbi_into(*padded, g, cost, out)
+            np.testing.assert_array_equal(out, best)
+            assert score == pytest.approx(best_score)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..kernels.chain import viterbi_into
+from ..kernels.chain import candidate_pair_count, candidate_viterbi_into, viterbi_into
 from ..kernels.hashing import feature_hash
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
@@ -40,6 +40,15 @@ class Iterates(NamedTuple):
     """Averaging sums of ``T``."""
     state: np.ndarray
     """``[scale, S, global step t, steps in this phase]``."""
+
+
+class Candidates(NamedTuple):
+    """The labels a token may take (a tag dictionary), packed like CSR rows."""
+
+    labels: np.ndarray
+    """int64, the candidate labels of every token back to back, sorted per token."""
+    offsets: np.ndarray
+    """int64 (n_tokens + 1,): token t's candidates are ``labels[offsets[t]:offsets[t + 1]]``."""
 
 
 class SparseRows(NamedTuple):
@@ -218,6 +227,10 @@ def proximal_nuclear_step(A, threshold):
 
     A column that the thresholding zeroes keeps its previous direction.
     """
+    if threshold <= 0.0:  # nothing to shrink: renormalising is all that is left
+        for l in range(A.shape[1]):
+            A[:, l] /= np.sqrt(np.sum(A[:, l] ** 2))
+        return
     u, sigma, vt = np.linalg.svd(A, full_matrices=False)
     sigma = np.maximum(sigma - threshold, 0.0)
     shrunk = (u * sigma) @ vt
@@ -443,3 +456,235 @@ def sequence_hinge_losses(E, offsets, y, transitions):
             gold_score += E[t, y[t]] + transitions[y[t - 1], y[t]]
         losses[s] = augmented - gold_score
     return losses
+
+
+# ---------------------------------------------------------------------------
+# first-order chains pruned by a tag dictionary (Candidates)
+#
+# With M ~ 1,000 labels neither the M x M transition matrix A^T T A nor
+# M^2 Viterbi steps per token are affordable, so scores are computed for the
+# candidate labels (and the pairs of candidates of neighbouring tokens) only.
+# ``TAt`` (M x d) holds the rows (T a_j)^T, so that a pair costs one d-dot;
+# one-hot vectors (``onehot``) read W phi and T directly instead.
+
+
+@njit(cache=True, nogil=True)
+def _pair_score(i, j, label_rows, TAt, T, onehot):
+    if onehot:
+        return T[i, j]
+    acc = 0.0
+    for k in range(label_rows.shape[1]):
+        acc += label_rows[i, k] * TAt[j, k]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _emission_score(c, z, label_rows, onehot):
+    if onehot:
+        return z[c]
+    acc = 0.0
+    for k in range(z.shape[0]):
+        acc += label_rows[c, k] * z[k]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot, emissions):
+    """Emission scores of the candidates of tokens lo..hi (Z[t] is token lo + t's
+    d-vector) into ``emissions`` at the candidates' indices, and the pair
+    scores (``scale`` times the transitions in storage) as a new array."""
+    labels, offsets = candidates
+    for t in range(hi - lo):
+        for k in range(offsets[lo + t], offsets[lo + t + 1]):
+            emissions[k] = _emission_score(labels[k], Z[t], label_rows, onehot)
+    pairs = np.empty(candidate_pair_count(offsets[lo:hi + 1]))
+    p = 0
+    for t in range(lo + 1, hi):
+        for i in range(offsets[t - 1], offsets[t]):
+            for k in range(offsets[t], offsets[t + 1]):
+                pairs[p] = scale * _pair_score(labels[i], labels[k], label_rows, TAt, T, onehot)
+                p += 1
+    return pairs
+
+
+@njit(cache=True, nogil=True)
+def _gold_score(Z, gold, label_rows, TAt, T, scale, onehot):
+    total = 0.0
+    for t in range(gold.shape[0]):
+        total += _emission_score(gold[t], Z[t], label_rows, onehot)
+        if t > 0:
+            total += scale * _pair_score(gold[t - 1], gold[t], label_rows, TAt, T, onehot)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _transition_rows(A, T):
+    """TAt, the M x d matrix of rows (T a_j)^T."""
+    return np.ascontiguousarray((T @ A).T)
+
+
+@njit(cache=True, nogil=True)
+def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates, alpha, t0,
+                           max_length):
+    """:func:`sequence_weight_epoch` with loss-augmented Viterbi over the candidates.
+
+    Every gold label must be among its token's candidates. ``onehot`` says
+    that A is the identity (the baseline), whose scores are read directly.
+    """
+    indptr, indices, data = rows
+    V, U, T, UT, state = iterates
+    d, n_labels = A.shape
+    label_rows = np.ascontiguousarray(A.T)
+    if onehot:
+        gram = np.zeros((0, 0))
+        TAt = np.zeros((0, 0))
+    else:
+        gram = A.T @ A
+        TAt = _transition_rows(A, T)
+    emissions = np.empty(candidates.labels.shape[0])
+    Z = np.empty((max_length, d))
+    predicted = np.empty(max_length, dtype=np.int64)
+    direction = np.empty(d)
+    total_loss = 0.0
+    for s in order:
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo
+        gold = y[lo:hi]
+        scale = state[SCALE]
+        for t in range(n):
+            _project_z(indptr, indices, data, lo + t, V, scale, Z[t])
+        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot,
+                                  emissions)
+        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
+                                           emissions, pairs, gold, 1.0, predicted[:n])
+        loss = augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
+        eta = _learning_rate(state, alpha, t0)
+        scale_sum_before = state[SCALE_SUM]
+        if _shrink(state, eta, alpha, V, T) and not onehot:
+            TAt = _transition_rows(A, T)
+        if loss > 1e-12:
+            total_loss += loss
+            step = eta / state[SCALE]
+            for t in range(n):
+                if predicted[t] != gold[t]:
+                    for k in range(d):
+                        direction[k] = A[k, gold[t]] - A[k, predicted[t]]
+                    _add_to_rows(indptr, indices, data, lo + t, V, U, direction,
+                                 step, scale_sum_before)
+            for t in range(1, n):
+                p0, p1 = predicted[t - 1], predicted[t]
+                g0, g1 = gold[t - 1], gold[t]
+                if p0 == g0 and p1 == g1:
+                    continue
+                if onehot:
+                    T[g0, g1] += step
+                    UT[g0, g1] += step * scale_sum_before
+                    T[p0, p1] -= step
+                    UT[p0, p1] -= step * scale_sum_before
+                    continue
+                for a in range(d):
+                    for b in range(d):
+                        delta = step * (A[a, g0] * A[b, g1] - A[a, p0] * A[b, p1])
+                        T[a, b] += delta
+                        UT[a, b] += delta * scale_sum_before
+                # T += s (a_g0 a_g1^T - a_p0 a_p1^T) moves (T a_j)^T by s (gram[g1, j] a_g0 - ...)
+                for j in range(n_labels):
+                    cg = step * gram[g1, j]
+                    cp = step * gram[p1, j]
+                    for a in range(d):
+                        TAt[j, a] += cg * A[a, g0] - cp * A[a, p0]
+        _end_step(state)
+    return total_loss
+
+
+@njit(cache=True, nogil=True)
+def candidate_label_epoch(rows, V, offsets, y, candidates, order, A, T, eta, nuclear_penalty,
+                          max_length):
+    """:func:`sequence_label_epoch` over the candidates; V and T unscaled and fixed."""
+    indptr, indices, data = rows
+    d, n_labels = A.shape
+    label_rows = np.ascontiguousarray(A.T)
+    TAt = _transition_rows(A, T)
+    emissions = np.empty(candidates.labels.shape[0])
+    Z = np.empty((max_length, d))
+    predicted = np.empty(max_length, dtype=np.int64)
+    grad = np.zeros((d, n_labels))
+    touched = np.zeros(n_labels, dtype=np.bool_)
+    total = np.zeros_like(A)
+    owed = 0  # lazy thresholds and averaging as in multiclass_label_epoch
+    held = 0
+    for s in order:
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo
+        gold = y[lo:hi]
+        for t in range(n):
+            _project_z(indptr, indices, data, lo + t, V, 1.0, Z[t])
+        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, 1.0, False,
+                                  emissions)
+        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
+                                           emissions, pairs, gold, 1.0, predicted[:n])
+        owed += 1
+        if augmented - _gold_score(Z, gold, label_rows, TAt, T, 1.0, False) > 1e-12:
+            grad[:] = 0.0
+            touched[:] = False
+            for t in range(n):
+                if predicted[t] != gold[t]:
+                    grad[:, predicted[t]] += Z[t]
+                    grad[:, gold[t]] -= Z[t]
+                    touched[predicted[t]] = touched[gold[t]] = True
+            for t in range(1, n):
+                p0, p1 = predicted[t - 1], predicted[t]
+                g0, g1 = gold[t - 1], gold[t]
+                if p0 == g0 and p1 == g1:
+                    continue
+                # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
+                grad[:, p0] += TAt[p1]
+                grad[:, p1] += T.T @ label_rows[p0]
+                grad[:, g0] -= TAt[g1]
+                grad[:, g1] -= T.T @ label_rows[g0]
+                touched[p0] = touched[p1] = touched[g0] = touched[g1] = True
+            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
+            owed = held = 0
+            if nuclear_penalty > 0.0:  # the proximal step moved every column
+                label_rows[:] = A.T
+                TAt = _transition_rows(A, T)
+            else:
+                for l in range(n_labels):
+                    if touched[l]:
+                        label_rows[l] = A[:, l]
+                        TAt[l] = T @ label_rows[l]
+        held += 1
+    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
+
+
+@njit(cache=True, nogil=True)
+def candidate_decode(rows, V, offsets, y, candidates, A, T, onehot, max_length):
+    """Best labels of every sentence over the candidates (unscaled V, T), flat.
+
+    With ``y`` (gold labels, same packing) the decoding is loss-augmented
+    and the second result holds every sentence's structured hinge loss.
+    """
+    indptr, indices, data = rows
+    d, n_labels = A.shape
+    label_rows = np.ascontiguousarray(A.T)
+    TAt = np.zeros((0, 0)) if onehot else _transition_rows(A, T)
+    emissions = np.empty(candidates.labels.shape[0])
+    Z = np.empty((max_length, d))
+    n_sentences = offsets.shape[0] - 1
+    out = np.empty(offsets[n_sentences], dtype=np.int64)
+    losses = np.zeros(n_sentences)
+    with_gold = y.shape[0] > 0
+    for s in range(n_sentences):
+        lo, hi = offsets[s], offsets[s + 1]
+        if hi == lo:
+            continue
+        for t in range(hi - lo):
+            _project_z(indptr, indices, data, lo + t, V, 1.0, Z[t])
+        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, 1.0, onehot,
+                                  emissions)
+        gold = y[lo:hi] if with_gold else y
+        score = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
+                                       emissions, pairs, gold, 1.0, out[lo:hi])
+        if with_gold:
+            losses[s] = score - _gold_score(Z, gold, label_rows, TAt, T, 1.0, onehot)
+    return out, losses

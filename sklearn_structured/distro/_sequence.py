@@ -1,5 +1,7 @@
 """DistroSequenceSVM: a first-order chain structural SVM with learned label vectors."""
 
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -12,6 +14,7 @@ from ..utils import (
     Vocabulary,
     check_sentences,
     check_tagging_data,
+    pack_ragged,
     encode_corpus,
     fit_vocabularies,
     token_values,
@@ -19,7 +22,7 @@ from ..utils import (
     word_type_ids,
     word_type_vocabulary,
 )
-from ..utils._compat import _fit_context
+from ..utils._compat import Interval, _fit_context
 from . import _kernels
 from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
@@ -60,6 +63,71 @@ class _SequenceProblem(Problem):
         E = self.projections(V) @ A
         transitions = _kernels.label_transition_scores(A, T)
         return float(np.mean(_kernels.sequence_hinge_losses(E, self.offsets, self.y, transitions)))
+
+
+class _CandidateSequenceProblem(_SequenceProblem):
+    """The chain problem with every token restricted to its tag-dictionary candidates."""
+
+    def __init__(self, tokens, offsets, y, candidates, onehot):
+        super().__init__(tokens, offsets, y)
+        self.candidates, self.onehot = candidates, onehot
+
+    def _rows(self):
+        X = self.tokens
+        return _kernels.SparseRows(X.indptr, X.indices, X.data)
+
+    def weight_epoch(self, order, A, iterates, alpha, t0):
+        return _kernels.candidate_weight_epoch(self._rows(), self.offsets, self.y,
+                                               self.candidates, order, A, self.onehot,
+                                               iterates, alpha, t0, self.max_length)
+
+    def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
+        # the mean squared norm of W phi + b, in slices (M x n_tokens floats may not fit)
+        squared = sum(float(np.sum(self.tokens[i:i + 8192] @ V[:-1] + V[-1]) ** 2)
+                      for i in range(0, self.tokens.shape[0], 8192))
+        eta = rate / max(squared / self.tokens.shape[0], 1e-12)
+        _kernels.candidate_label_epoch(self._rows(), V, self.offsets, self.y, self.candidates,
+                                       order, A, T, eta, nuclear_penalty, self.max_length)
+
+    def mean_hinge_loss(self, A, V, T):
+        _, losses = _kernels.candidate_decode(self._rows(), V, self.offsets, self.y,
+                                              self.candidates, A, T, self.onehot,
+                                              self.max_length)
+        return float(np.mean(losses))
+
+
+# Suffix of the classes of rare and unseen words: on Basque UPOS|FEATS dev, length 2
+# covers the gold tag of 98.6% of the tokens with 37 candidates on average, length 3
+# 97.2% with 22 (tag_dictionary=20); most misses are unseen words.
+SUFFIX_LENGTH = 2
+
+
+def _suffix_key(form):
+    return "s " + form[-SUFFIX_LENGTH:]
+
+
+def _dictionary_key(form, counts, min_count):
+    """A token's entry in the tag dictionary: its word when the word was seen at
+    least ``min_count`` times in training, else its suffix class."""
+    if counts.get(form, 0) >= min_count:
+        return "w " + form
+    return _suffix_key(form)
+
+
+def _fit_tag_dictionary(forms, y_ids, min_count):
+    """(keys, offsets, labels): the sorted labels seen in training with every key."""
+    counts = {}
+    for form in forms:
+        counts[form] = counts.get(form, 0) + 1
+    seen = {}
+    for form, label in zip(forms, y_ids.tolist()):
+        key = _dictionary_key(form, counts, min_count)
+        seen.setdefault(key, set()).add(label)
+        if key[0] == "w":  # suffix classes are built from every word with that suffix
+            seen.setdefault(_suffix_key(form), set()).add(label)
+    keys = sorted(seen)
+    labels, offsets = pack_ragged([sorted(seen[k]) for k in keys])
+    return np.array(keys, dtype=str), offsets, labels
 
 
 class DistroSequenceSVM(SentenceEstimator):
@@ -104,6 +172,15 @@ class DistroSequenceSVM(SentenceEstimator):
         the previous and next words and the word shape, read from the
         ``form`` field with the library's one reading of tokens
         (:func:`sklearn_structured.utils.token_values`).
+    tag_dictionary : int or None, default=None
+        None decodes over every tag (M^2 per token). An int ``k`` prunes the
+        tags a token may take, in training (loss-augmented decoding) and
+        prediction: a word seen at least ``k`` times in training may take
+        the tags seen with it; any other word the tags seen in training
+        with words of the same 2-letter suffix, or every tag when no
+        training word has that suffix. Decoding then costs the products of
+        neighbouring candidate counts, which is what makes ~1,000 tags
+        (morphological tags) affordable.
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
         1 prints a progress line per weight epoch (seconds, mean hinge loss
@@ -129,16 +206,22 @@ class DistroSequenceSVM(SentenceEstimator):
         Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
         of the features seen in training; the i-th is column i of ``coef_``.
     objective_curve_ : list of float
+    dictionary_keys_, dictionary_offsets_, dictionary_labels_ : ndarray
+        With ``tag_dictionary``: the entries (``"w <word>"`` or
+        ``"s <suffix>"``), sorted, and the tag ids each may take
+        (``dictionary_labels_[dictionary_offsets_[i]:dictionary_offsets_[i + 1]]``).
     """
 
     _parameter_constraints = {
         **DISTRO_PARAMETER_CONSTRAINTS,
         "features": [callable, None],
+        "tag_dictionary": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-5,
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
-                 n_epochs=5, n_init=1, features=None, random_state=None, verbose=0):
+                 n_epochs=5, n_init=1, features=None, tag_dictionary=None, random_state=None,
+                 verbose=0):
         self.n_components = n_components
         self.label_vectors = label_vectors
         self.alpha = alpha
@@ -149,6 +232,7 @@ class DistroSequenceSVM(SentenceEstimator):
         self.n_epochs = n_epochs
         self.n_init = n_init
         self.features = features
+        self.tag_dictionary = tag_dictionary
         self.random_state = random_state
         self.verbose = verbose
 
@@ -231,7 +315,14 @@ class DistroSequenceSVM(SentenceEstimator):
         _, keys, _ = self._feature_keys(sentences)
         self.feature_keys_ = np.unique(keys[keys >= 0])
         tokens, offsets = self._encode(sentences)
-        problem = _SequenceProblem(tokens, offsets, y_ids)
+        if self.tag_dictionary is None:
+            problem = _SequenceProblem(tokens, offsets, y_ids)
+        else:
+            forms = token_values(sentences, "form")
+            (self.dictionary_keys_, self.dictionary_offsets_,
+             self.dictionary_labels_) = _fit_tag_dictionary(forms, y_ids, self.tag_dictionary)
+            problem = _CandidateSequenceProblem(tokens, offsets, y_ids, self._candidates(forms),
+                                                self.label_vectors == "onehot")
         validation = None if X_val is None else self._validation_scorer(X_val, y_val)
         self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), validation)
         return self
@@ -242,15 +333,42 @@ class DistroSequenceSVM(SentenceEstimator):
             raise ValueError("X_val needs y_val, its tag sequences")
         sentences, tags = check_tagging_data(X_val, y_val)
         tokens, offsets = self._encode(sentences)
+        forms = token_values(sentences, "form")
 
         def score(A, V, T):
             coef = np.ascontiguousarray(V[:-1].T)
-            return token_accuracy(tags, self._decode(tokens, offsets, A, coef, V[-1], T))
+            return token_accuracy(tags, self._decode(tokens, offsets, A, coef, V[-1], T, forms))
 
         return score
 
-    def _decode(self, tokens, offsets, label_vectors, coef, intercept, transition_matrix):
-        """Viterbi tag sequences of encoded sentences under the given model arrays."""
+    def _candidates(self, forms):
+        """The tag-dictionary candidates of every token (:class:`~._kernels.Candidates`)."""
+        index = {key: i for i, key in enumerate(self.dictionary_keys_.tolist())}
+        every = np.arange(len(self.classes_))
+        lists = []
+        for form in forms:
+            i = index.get("w " + form, index.get(_suffix_key(form)))
+            lists.append(every if i is None else
+                         self.dictionary_labels_[self.dictionary_offsets_[i]:
+                                                 self.dictionary_offsets_[i + 1]])
+        return _kernels.Candidates(*pack_ragged(lists))
+
+    def _decode(self, tokens, offsets, label_vectors, coef, intercept, transition_matrix,
+                forms=None):
+        """Viterbi tag sequences of encoded sentences under the given model arrays.
+
+        With a tag dictionary, ``forms`` (every token's word) gives the candidates.
+        """
+        if self.tag_dictionary is not None:
+            X = tokens
+            V = np.vstack([coef.T, intercept])
+            flat, _ = _kernels.candidate_decode(
+                _kernels.SparseRows(X.indptr, X.indices, X.data), V, offsets,
+                np.zeros(0, np.int64), self._candidates(forms), label_vectors,
+                transition_matrix, self.label_vectors == "onehot",
+                int(np.max(np.diff(offsets), initial=1)))
+            tags = self.classes_[flat]
+            return [tags[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
         emissions = np.ascontiguousarray((tokens @ coef.T + intercept) @ label_vectors)
         transitions = _kernels.label_transition_scores(label_vectors, transition_matrix)
         zeros = np.zeros(len(self.classes_))
@@ -261,9 +379,10 @@ class DistroSequenceSVM(SentenceEstimator):
     def predict(self, X):
         """The highest-scoring tag sequence of every sentence (lists of tags)."""
         check_is_fitted(self)
-        tokens, offsets = self._encode(check_sentences(X))
+        sentences = check_sentences(X)
+        tokens, offsets = self._encode(sentences)
         return self._decode(tokens, offsets, self.label_vectors_, self.coef_, self.intercept_,
-                            self.transition_matrix_)
+                            self.transition_matrix_, token_values(sentences, "form"))
 
     def score(self, X, y):
         """Token accuracy of the predicted tags."""

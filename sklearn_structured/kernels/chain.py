@@ -128,3 +128,67 @@ def viterbi_batch(emissions, offsets, transitions, start, end):
         if hi > lo:
             viterbi_into(emissions[lo:hi], transitions, start, end, no_gold, 0.0, labels[lo:hi])
     return labels
+
+
+@njit(cache=True, nogil=True)
+def candidate_viterbi_into(candidates, offsets, emissions, pair_scores, gold, cost, out):
+    """Viterbi restricted to candidate labels per position (a pruned chain).
+
+    Position ``t`` of the sequence may take the labels
+    ``candidates[offsets[t]:offsets[t + 1]]`` (at least one), whose emission
+    scores are ``emissions`` at the same indices; ``offsets`` has one more
+    entry than the sequence and may start anywhere in the arrays.
+    ``pair_scores`` holds the transition scores between the candidates of
+    consecutive positions, one row-major block (n_{t-1} x n_t) per
+    ``t = 1, 2, ...``, blocks back to back (see
+    :func:`candidate_pair_count`). ``gold`` and ``cost`` as in
+    :func:`viterbi_into` (a gold label need not be a candidate). Writes the
+    best labels (not candidate indices) into ``out`` and returns the score,
+    cost included. With every label a candidate at every position this is
+    :func:`viterbi_into` with zero start and end scores, at a cost of
+    sum_t n_{t-1} n_t instead of T M^2.
+    """
+    n_steps = offsets.shape[0] - 1
+    base = offsets[0]
+    augmented = gold.shape[0] > 0
+    values = np.empty(offsets[n_steps] - base)
+    backpointers = np.empty(offsets[n_steps] - base, dtype=np.int64)
+    for k in range(offsets[0], offsets[1]):
+        values[k - base] = emissions[k]
+        if augmented and candidates[k] != gold[0]:
+            values[k - base] += cost
+    block = 0
+    for t in range(1, n_steps):
+        lo_prev, hi_prev = offsets[t - 1], offsets[t]
+        width = offsets[t + 1] - offsets[t]
+        for c, k in enumerate(range(offsets[t], offsets[t + 1])):
+            best = -np.inf
+            best_i = lo_prev
+            for r, i in enumerate(range(lo_prev, hi_prev)):
+                candidate = values[i - base] + pair_scores[block + r * width + c]
+                if candidate > best:
+                    best = candidate
+                    best_i = i
+            values[k - base] = best + emissions[k]
+            if augmented and candidates[k] != gold[t]:
+                values[k - base] += cost
+            backpointers[k - base] = best_i
+        block += (hi_prev - lo_prev) * width
+    best_k = offsets[n_steps - 1]
+    for k in range(offsets[n_steps - 1] + 1, offsets[n_steps]):
+        if values[k - base] > values[best_k - base]:
+            best_k = k
+    best = values[best_k - base]
+    for t in range(n_steps - 1, -1, -1):
+        out[t] = candidates[best_k]
+        best_k = backpointers[best_k - base]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def candidate_pair_count(offsets):
+    """Length of the ``pair_scores`` of :func:`candidate_viterbi_into` for these ``offsets``."""
+    total = 0
+    for t in range(1, offsets.shape[0] - 1):
+        total += (offsets[t] - offsets[t - 1]) * (offsets[t + 1] - offsets[t])
+    return total

@@ -1,0 +1,241 @@
+"""DISTRO on morphological tagging (UPOS|FEATS labels, ~1,000 of them), issue 17.
+
+Parts 3 and 4 of issue 17:
+
+1. The cost of the tag dictionary (``DistroSequenceSVM(tag_dictionary=k)``)
+   against exact Viterbi over every label, on a slice of the training data
+   (exact decoding costs M^2 per token): dev accuracy and speed of both.
+2. Learned label vectors (d < M and d = M) against one-hot ones, on the
+   same grid chosen on dev, and EasyFirstBeamTagger on the same labels:
+   test accuracy on all words and on the words whose gold label has fewer
+   than 10 training occurrences, training seconds and prediction tokens/s.
+
+Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
+
+    NUMBA_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro_morph.py
+"""
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+# one core per fit: a threaded BLAS fighting for shared cores made each SVD of the
+# proximal step about a hundred times slower
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import markdown_table, write_section  # noqa: E402
+
+from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
+from sklearn_structured.distro import DistroSequenceSVM  # noqa: E402
+from sklearn_structured.easy_first import EasyFirstBeamTagger  # noqa: E402
+
+
+def log(*args):
+    print(time.strftime("%H:%M:%S"), *args, flush=True)
+
+
+def morph_tagged(name, split):
+    X, _ = load_ud_treebank(name, split)
+    forms = [[t["form"] for t in s] for s in X]
+    return forms, [[t["upos"] + "|" + t["feats"] for t in s] for s in X]
+
+
+def accuracies(y_true, y_pred, rare):
+    """Token accuracy on all words and on the words whose gold label is in ``rare``."""
+    gold = [t for s in y_true for t in s]
+    pred = [t for s in y_pred for t in s]
+    hits = np.array([g == p for g, p in zip(gold, pred)])
+    is_rare = np.array([g in rare for g in gold])
+    return hits.mean(), hits[is_rare].mean(), int(is_rare.sum())
+
+
+def run(model, X, y, X_eval, y_eval, rare):
+    start = time.process_time()
+    model.fit(X, y)
+    fit_seconds = time.process_time() - start
+    start = time.process_time()
+    prediction = model.predict(X_eval)
+    predict_seconds = time.process_time() - start
+    all_words, rare_words, _ = accuracies(y_eval, prediction, rare)
+    n_tokens = sum(map(len, X_eval))
+    return all_words, rare_words, fit_seconds, n_tokens / predict_seconds, model
+
+
+def coverage(model, X, y):
+    """Fraction of tokens whose gold label is among their candidates, and mean candidates."""
+    forms = [w for s in X for w in s]
+    candidates = model._candidates(forms)
+    index = {c: i for i, c in enumerate(model.classes_.tolist())}
+    hits = 0
+    for t, tag in enumerate(t for s in y for t in s):
+        allowed = candidates.labels[candidates.offsets[t]:candidates.offsets[t + 1]]
+        hits += index.get(tag, -1) in allowed
+    return hits / len(forms), len(candidates.labels) / len(forms)
+
+
+def pruning_cost(args, X, y, X_dev, y_dev, rare):
+    """Exact Viterbi against the tag dictionary, one-hot and learned, on slices."""
+    X, y = X[:args.exact_sentences], y[:args.exact_sentences]
+    X_dev, y_dev = X_dev[:args.exact_dev], y_dev[:args.exact_dev]
+    n_labels = len({t for s in y for t in s})
+    rows = []
+    for name, params in (("one-hot", dict(label_vectors="onehot")),
+                         (f"learned d={args.d}", dict(n_components=args.d))):
+        for decoding, extra in (("exact Viterbi", {}),
+                                (f"tag dictionary k={args.k}", dict(tag_dictionary=args.k))):
+            model = DistroSequenceSVM(alpha=args.alphas[0], n_rounds=args.n_rounds,
+                                      n_epochs=args.n_epochs, random_state=0, **params, **extra)
+            acc, rare_acc, fit_s, tok_s, model = run(model, X, y, X_dev, y_dev, rare)
+            log(f"pruning {name} {decoding}: dev {acc:.4f}, fit {fit_s:.1f} s, {tok_s:.0f} tok/s")
+            rows.append([name, decoding, f"{100 * acc:.2f}", f"{100 * rare_acc:.2f}",
+                         f"{fit_s:.1f}", f"{tok_s:,.0f}"])
+    cov, mean = coverage(model, X_dev, y_dev)
+    table = markdown_table(["labels", "decoding", "dev accuracy %", "dev rare-label accuracy %",
+                            "training CPU s", "prediction tokens/s"], rows)
+    return (f"#### Tag dictionary against exact Viterbi\n\nFirst {len(X)} training sentences "
+            f"({sum(map(len, X))} tokens, {n_labels} labels), first {len(X_dev)} dev sentences; "
+            f"alpha={args.alphas[0]:g}, n_rounds={args.n_rounds}, n_epochs={args.n_epochs}, other "
+            f"parameters the estimator's defaults (learned: nuclear_penalty=1e-3, "
+            f"label_learning_rate=0.05), "
+            f"seed 0. With k={args.k} the gold label of {100 * cov:.2f}% of these dev tokens is "
+            f"among its candidates ({mean:.1f} candidates per token on average).\n\n{table}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--treebank", default="UD_Basque_r1.4")
+    parser.add_argument("--k", type=int, default=20, help="tag dictionary minimum word count")
+    parser.add_argument("--d", type=int, default=100, help="label dimension below M")
+    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-5, 1e-4])
+    parser.add_argument("--nuclear-penalties", type=float, nargs="+", default=[0.0, 1e-3])
+    parser.add_argument("--label-learning-rates", type=float, nargs="+", default=[0.3])
+    parser.add_argument("--n-rounds", type=int, default=2)
+    parser.add_argument("--n-epochs", type=int, default=3)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--exact-sentences", type=int, default=500)
+    parser.add_argument("--exact-dev", type=int, default=300)
+    parser.add_argument("--train-limit", type=int, default=None,
+                        help="first sentences of train only (exploration)")
+    parser.add_argument("--skip-pruning", action="store_true")
+    parser.add_argument("--skip-full-rank", action="store_true")
+    parser.add_argument("--skip-easy-first", action="store_true")
+    parser.add_argument("--learned-seeds", type=int, nargs="+", default=None,
+                        help="seeds of the learned rows (default: --seeds)")
+    parser.add_argument("--section", default=None)
+    args = parser.parse_args()
+    if "SKLEARN_STRUCTURED_DATA" not in os.environ:
+        sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
+    load_start = os.getloadavg()[0]
+    X, y = morph_tagged(args.treebank, "train")
+    X_dev, y_dev = morph_tagged(args.treebank, "dev")
+    X_test, y_test = morph_tagged(args.treebank, "test")
+    if args.train_limit:
+        X, y = X[:args.train_limit], y[:args.train_limit]
+    counts = Counter(t for s in y for t in s)
+    rare = {t for t, c in counts.items() if c < 10}
+    parts = []
+    if not args.skip_pruning:
+        parts.append(pruning_cost(args, X, y, X_dev, y_dev, rare))
+
+    common = dict(tag_dictionary=args.k, n_rounds=args.n_rounds, n_epochs=args.n_epochs)
+    M = len(counts)
+    systems = [("one-hot", dict(label_vectors="onehot"), {"alpha": args.alphas}),
+               (f"learned d={args.d}", dict(n_components=args.d),
+                {"alpha": args.alphas, "nuclear_penalty": args.nuclear_penalties,
+                 "label_learning_rate": args.label_learning_rates})]
+    if not args.skip_full_rank:
+        # d = M: the proximal step would need an SVD of an M x M matrix per step
+        systems.append((f"learned d=M={M}", dict(n_components=None),
+                        {"alpha": args.alphas, "nuclear_penalty": [0.0],
+                         "label_learning_rate": args.label_learning_rates}))
+    rows = []
+    for name, fixed, grid in systems:
+        best = None
+        for values in itertools.product(*grid.values()):
+            params = dict(zip(grid, values))
+            model = DistroSequenceSVM(random_state=0, **common, **fixed, **params)
+            acc, rare_acc, fit_s, _, model = run(model, X, y, X_dev, y_dev, rare)
+            log(f"{name} {params}: dev {acc:.4f} (rare {rare_acc:.4f}), fit {fit_s:.1f} s")
+            if best is None or acc > best[1]:
+                best = (params, acc, model, fit_s)
+        params = best[0]
+        results = []
+        seeds = args.seeds if name == "one-hot" else (args.learned_seeds or args.seeds)
+        for seed in seeds:
+            if seed == 0:  # the model chosen on dev (seed 0) is tested as it is
+                model, fit_s = best[2], best[3]
+                start = time.process_time()
+                prediction = model.predict(X_test)
+                tok_s = sum(map(len, X_test)) / (time.process_time() - start)
+                results.append((*accuracies(y_test, prediction, rare)[:2], fit_s, tok_s))
+            else:
+                model = DistroSequenceSVM(random_state=seed, **common, **fixed, **params)
+                results.append(run(model, X, y, X_test, y_test, rare)[:4])
+            log(f"{name} seed {seed}: test {results[-1][0]:.4f} (rare {results[-1][1]:.4f}), "
+                f"fit {results[-1][2]:.1f} s")
+        rows.append((name, params, best[1], results))
+        write(args, parts, rows, systems, M, X, X_test, y_test, rare, load_start)
+    if not args.skip_easy_first:
+        tagger = EasyFirstBeamTagger(target="feats", random_state=0)
+        acc, rare_acc, fit_s, tok_s, _ = run(tagger, X, y, X_test, y_test, rare)
+        log(f"easy-first: test {acc:.4f} (rare {rare_acc:.4f}), fit {fit_s:.1f} s")
+        easy_first = ["EasyFirstBeamTagger (beam 3, 10 epochs, defaults)", "not tuned", "-",
+                      f"{100 * acc:.2f}", f"{100 * rare_acc:.2f}", f"{fit_s:.0f}", f"{tok_s:,.0f}"]
+        write(args, parts, rows, systems, M, X, X_test, y_test, rare, load_start, easy_first)
+
+
+def write(args, parts, rows, systems, M, X, X_test, y_test, rare, load_start, easy_first=None):
+    """(Re)write the section with the systems finished so far."""
+
+    def cells(results, i, scale=100, fmt="{:.2f}"):
+        values = [r[i] * scale for r in results]
+        return ", ".join(fmt.format(v) for v in values) + " (mean " + fmt.format(np.mean(values)) + ")"
+
+    table_rows = [[name, ", ".join(f"{k}={v:g}" for k, v in params.items()), f"{100 * dev:.2f}",
+                   cells(results, 0), cells(results, 1), f"{np.mean([r[2] for r in results]):.0f}",
+                   f"{np.mean([r[3] for r in results]):,.0f}"]
+                  for name, params, dev, results in rows]
+    if easy_first:
+        table_rows.append(easy_first)
+    _, _, n_rare = accuracies(y_test, y_test, rare)
+    base = np.mean([r[0] for r in rows[0][3]])
+    gains = "; ".join(f"{name} minus one-hot: {100 * (np.mean([r[0] for r in res]) - base):+.2f}"
+                      for name, _, _, res in rows[1:])
+    table = markdown_table(
+        ["labels", "chosen on dev", "dev accuracy % (seed 0)", "test accuracy %, per seed",
+         "test rare-label accuracy %, per seed", "training CPU s (mean)",
+         "prediction tokens/s (mean)"], table_rows)
+    done = len(rows) == len(systems) and (easy_first or args.skip_easy_first)
+    learned = (
+        "#### Learned label vectors against one-hot\n\n"
+        + ("" if done else "**Partial: the run had not finished every system when this was "
+           "written.**\n\n")
+        + f"{len(X)} training sentences, {M} labels "
+        f"({len(rare)} with fewer than 10 training occurrences; {n_rare} of the "
+        f"{sum(map(len, X_test))} test tokens carry one), tag dictionary k={args.k}, "
+        f"n_rounds={args.n_rounds}, n_epochs={args.n_epochs}; grid {dict(systems[1][2])} "
+        f"(one-hot: alpha only), chosen on dev with seed 0 (that model is the seed-0 test row); "
+        f"test with seeds {args.seeds} (learned rows: {args.learned_seeds or args.seeds}).\n\n"
+        f"{table}\n\n{gains} points (mean over seeds; bar 2: at least +0.3 on all words).\n")
+    load_end = os.getloadavg()[0]
+    body = (f"CPU seconds of one thread (NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}, "
+            f"one BLAS thread); the machine was shared (1-minute load average {load_start:.1f} at "
+            f"start, {load_end:.1f} at end, 2 cores). Prediction speed includes feature "
+            f"extraction.\n\n" + "\n".join(parts + [learned]))
+    name = args.section or "distro_morph_" + args.treebank.lower().replace("-", "_")
+    write_section(name, f"DISTRO: morphological tagging (UPOS|FEATS), {args.treebank}", body)
+    log("written to", Path(__file__).with_name("RESULTS.md"))
+
+
+if __name__ == "__main__":
+    main()
