@@ -30,6 +30,10 @@ Chain and span decoders (:mod:`.chain`, :mod:`.cky`):
 ``viterbi(emissions, transitions, start, end) -> (labels, score)``, ``loss_augmented_viterbi(emissions, transitions, start, end, gold, cost)``, ``viterbi_batch(emissions, offsets, transitions, start, end)``
     First-order chains over per-token label scores (T, M) and an (M, M)
     transition matrix; the loss-augmented form adds ``cost`` per wrong label.
+``candidate_viterbi_into(candidates, offsets, emissions, pair_scores, gold, cost, out)``
+    The same over a few candidate labels per token (a pruned chain, for
+    label sets of ~1,000): scores only for the candidates and the pairs of
+    neighbouring candidates (``candidate_pair_count(offsets)`` of them).
 ``cky_max_span_sum(scores) -> (best, spans)``
     The binary bracketing with the largest sum of span scores (MBR parsing
     from span marginals).
