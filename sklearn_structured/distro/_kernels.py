@@ -143,6 +143,31 @@ def _add_to_rows(indptr, indices, data, row, V, U, direction, step, scale_sum_be
 
 
 @njit(cache=True, nogil=True)
+def _emission_step(indptr, indices, data, lo, gold, predicted, A, V, U, direction, step,
+                   scale_sum_before):
+    """Move the rows of the sentence at ``lo`` towards the gold labels' vectors and away
+    from the predicted ones, at the tokens where they differ (a chain's weight step)."""
+    d = A.shape[0]
+    for t in range(len(gold)):
+        if predicted[t] != gold[t]:
+            for k in range(d):
+                direction[k] = A[k, gold[t]] - A[k, predicted[t]]
+            _add_to_rows(indptr, indices, data, lo + t, V, U, direction, step,
+                         scale_sum_before)
+
+
+@njit(cache=True, nogil=True)
+def _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before):
+    """T += step (a_g0 a_g1^T - a_p0 a_p1^T), with its averaging sums."""
+    d = A.shape[0]
+    for a in range(d):
+        for b in range(d):
+            delta = step * (A[a, g0] * A[b, g1] - A[a, p0] * A[b, p1])
+            T[a, b] += delta
+            UT[a, b] += delta * scale_sum_before
+
+
+@njit(cache=True, nogil=True)
 def _end_step(state):
     state[SCALE_SUM] += state[SCALE]
     state[STEP] += 1.0
@@ -363,22 +388,14 @@ def sequence_weight_epoch(rows, offsets, y, order, A, iterates, alpha, t0, max_l
         if loss > 1e-12:
             total_loss += loss
             step = eta / state[SCALE]
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    for k in range(d):
-                        direction[k] = A[k, gold[t]] - A[k, predicted[t]]
-                    _add_to_rows(indptr, indices, data, lo + t, V, U, direction,
-                                 step, scale_sum_before)
+            _emission_step(indptr, indices, data, lo, gold, predicted[:n], A, V, U, direction,
+                           step, scale_sum_before)
             for t in range(1, n):
                 p0, p1 = predicted[t - 1], predicted[t]
                 g0, g1 = gold[t - 1], gold[t]
                 if p0 == g0 and p1 == g1:
                     continue
-                for a in range(d):
-                    for b in range(d):
-                        delta = step * (A[a, g0] * A[b, g1] - A[a, p0] * A[b, p1])
-                        T[a, b] += delta
-                        UT[a, b] += delta * scale_sum_before
+                _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before)
                 for i in range(n_labels):
                     for j in range(n_labels):
                         transitions_v[i, j] += step * (
@@ -565,12 +582,8 @@ def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, itera
         if loss > 1e-12:
             total_loss += loss
             step = eta / state[SCALE]
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    for k in range(d):
-                        direction[k] = A[k, gold[t]] - A[k, predicted[t]]
-                    _add_to_rows(indptr, indices, data, lo + t, V, U, direction,
-                                 step, scale_sum_before)
+            _emission_step(indptr, indices, data, lo, gold, predicted[:n], A, V, U, direction,
+                           step, scale_sum_before)
             for t in range(1, n):
                 p0, p1 = predicted[t - 1], predicted[t]
                 g0, g1 = gold[t - 1], gold[t]
@@ -582,11 +595,7 @@ def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, itera
                     T[p0, p1] -= step
                     UT[p0, p1] -= step * scale_sum_before
                     continue
-                for a in range(d):
-                    for b in range(d):
-                        delta = step * (A[a, g0] * A[b, g1] - A[a, p0] * A[b, p1])
-                        T[a, b] += delta
-                        UT[a, b] += delta * scale_sum_before
+                _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before)
                 # T += s (a_g0 a_g1^T - a_p0 a_p1^T) moves (T a_j)^T by s (gram[g1, j] a_g0 - ...)
                 for j in range(n_labels):
                     cg = step * gram[g1, j]
