@@ -19,7 +19,7 @@ shipped with the package, like Section 4 of the paper.
 # ``make_latent_tree_corpus`` samples trees and words from a random model
 # with 3 hidden states and 100 words and returns the exact log-probability of
 # every pair. We fit the scorer on growing prefixes of the corpus and measure
-# the relative error |p_hat / p - 1| on 500 held-out pairs.
+# the relative error, the absolute value of p_hat / p - 1, on 500 held-out pairs.
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -193,7 +193,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     ----------
     theta_ : ndarray of shape (n_features,), float64 holding float16 values
         Weights of the hashed traditional arc features (averaged if ``average``).
-    U_, V_ : ndarray of shape (n_word_features_, rank), float64 (float16 values)
+    U_, V_ : ndarray of shape (``n_word_features_``, rank), float64 (float16 values)
         Head and modifier projections, stored feature-major (``U_.T`` is the
         paper's U).
     W_ : ndarray of shape (n_arc_buckets, rank), float64 (float16 values)
