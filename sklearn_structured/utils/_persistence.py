@@ -46,7 +46,8 @@ FORMAT = "sklearn-structured-model"
 # 5: fitted models keep only their float32 prediction weights (no training
 # state), mostly-zero arrays are stored by their non-zero cells or rows, and
 # the arc labeller has more templates and keeps the touched cells of a larger table.
-FORMAT_VERSION = 5
+# 6: SpectralTreeScorer's EM parameters have a leading axis, one row per EM run (n_init).
+FORMAT_VERSION = 6
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
