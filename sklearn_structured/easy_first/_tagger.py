@@ -220,10 +220,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     weights_ : ndarray of shape (n_rows, n_tags), float32
         The perceptron weights tagging uses (averaged if ``average``).
     training_state_ : dict or None
-        Current float64 weights, their running sums and the averaging
-        counter, to go on training from: kept by :meth:`partial_fit`, None
-        after :meth:`fit` (whose model tags only; ``partial_fit`` on it
-        raises ``ValueError``).
+        What training goes on from, as in :class:`EasyFirstBeamParser`.
     n_iter_, n_updates_, n_invalid_updates_ : int
         As in :class:`EasyFirstBeamParser`.
 
