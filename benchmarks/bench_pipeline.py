@@ -20,6 +20,7 @@ import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -109,15 +110,18 @@ def main():
     model = work / f"{args.parser}.model"
     load_start = os.getloadavg()[0]
 
-    train_wall = train_cpu = None
     train_args = ["train", "--estimator", "pipeline", "--parser", args.parser, "--train", train,
                   "--dev", dev, "--out", str(model), "--targets", args.targets]
     for p in args.param:
         train_args += ["--param", p]
     for p in args.tagger_param:
         train_args += ["--tagger-param", p]
+    record = work / f"{args.parser}-training.json"
     if not (args.reuse_model and model.exists()):
         train_wall, train_cpu, _ = cli(*train_args)
+        record.write_text(json.dumps({"wall": train_wall, "cpu": train_cpu}))
+    # a reused model keeps the training time measured when it was trained
+    trained = json.loads(record.read_text()) if record.exists() else None
     parsed = work / f"{args.parser}.conllu"
     cli("parse", "--model", str(model), str(forms), "-o", str(parsed))  # warm-up
     timings = [cli("parse", "--model", str(model), str(forms), "-o", str(parsed))[:2]
@@ -130,13 +134,15 @@ def main():
     attachment = {punct: (uas, las) for uas, las, punct in
                   re.findall(r"^UAS ([\d.]+)  LAS ([\d.n/a]+)  \(punctuation (\w+)d\)$",
                              report, re.M)}
-    best_wall = min(w for w, _ in timings)
-    best_cpu = min(c for _, c in timings)
+    # the machine is shared: the median of the repeats, with the spread of the wall times
+    median_wall = statistics.median(w for w, _ in timings)
+    median_cpu = statistics.median(c for _, c in timings)
+    spread = f"{n_sentences / max(w for w, _ in timings):.0f}-{n_sentences / min(w for w, _ in timings):.0f}"
     rows = [[
         args.parser, *(figures.get(name, "-") for name in ("UPOS", "XPOS", "UFeats", "Lemma")),
         *attachment["exclude"], *attachment["include"],
-        f"{n_sentences / best_wall:.0f} / {n_sentences / best_cpu:.0f}",
-        "-" if train_wall is None else f"{train_wall:.0f} / {train_cpu:.0f}",
+        f"{n_sentences / median_wall:.0f} / {n_sentences / median_cpu:.0f} ({spread})",
+        "-" if trained is None else f"{trained['wall']:.0f} / {trained['cpu']:.0f}",
         f"{model.stat().st_size / 1e6:.1f}",
         " / ".join(f"{name} {mb:.1f}" for name, mb in step_megabytes(model).items()),
         f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}",
@@ -146,11 +152,11 @@ def main():
         f"test once on {Path(test).name} ({n_sentences} sentences) with every column but ID, "
         "FORM and MISC blanked. Scored by `sklearn-structured evaluate` over syntactic words "
         "(UAS/LAS without and with punctuation, gold UPOS PUNCT). Speed: the whole `parse` "
-        f"process (start-up, reading, tagging, parsing, writing), best of {args.repeats} runs "
-        "after a warm-up, one core.\n\n"
+        f"process (start-up, reading, tagging, parsing, writing), median of {args.repeats} runs "
+        "after a warm-up (in brackets: the range of the wall figure), one core.\n\n"
         + markdown_table(
             ["parser", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p",
-             "parse sent/s (wall / CPU)", "train s (wall / CPU)", "model MB", "MB per step",
+             "parse sent/s (wall / CPU, median)", "train s (wall / CPU)", "model MB", "MB per step",
              "load average"],
             rows)
         + "\n\nTraining command: `NUMBA_NUM_THREADS=1 python -m sklearn_structured "
