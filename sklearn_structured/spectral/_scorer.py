@@ -346,7 +346,7 @@ class SpectralTreeScorer(SentenceEstimator):
         (:func:`~sklearn_structured.metrics.is_punctuation`), in fitting and
         in scoring, as Dhillon et al. (2012) did: a word attached to a
         punctuation token is read as attached to that token's nearest kept
-        ancestor (:func:`strip_punctuation_from_trees`). Trees that differ
+        ancestor, or to the root when none is kept. Trees that differ
         only in where punctuation attaches then score the same, as they get
         the same UAS. Off by default: on held-out EWT training lists the
         reranker gained less with it (see the user guide).
