@@ -10,6 +10,7 @@ from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.datasets import make_latent_tree_corpus
 from sklearn_structured.spectral import SpectralTreeScorer
 from sklearn_structured.spectral._perturb import reattach_one_word
+from sklearn_structured.spectral._scorer import strip_punctuation_from_trees
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
@@ -163,6 +164,55 @@ def test_bad_input_names_the_sentence():
     est = SpectralTreeScorer(n_components=2).fit(X, y)
     with pytest.raises(ValueError, match=r"X\[1\]"):
         est.score_samples([X[0], []], [y[0], np.array([], dtype=int)])
+
+
+def test_stripped_trees_reattach_to_the_nearest_kept_ancestor():
+    words = ["Oh", ",", "(", "dogs", ")", "bark", "!"]
+    sentence = [{"form": w, "upos": "PUNCT" if w in ",()!" else "X"} for w in words]
+    # "dogs" hangs from ")", which hangs from "(", which hangs from "bark";
+    # "Oh" hangs from ",", a second root in the first tree, under "bark" in the other
+    first = np.array([2, 0, 6, 5, 3, 0, 6])
+    second = np.array([2, 6, 6, 5, 3, 0, 4])
+    stripped, trees = strip_punctuation_from_trees([sentence, sentence], [first, second])
+    assert [t["form"] for t in stripped[0]] == ["Oh", "dogs", "bark"]
+    assert stripped[0] is stripped[1]
+    assert trees[0].tolist() == [0, 3, 0]  # "," has no kept ancestor: "Oh" becomes a root
+    assert trees[1].tolist() == [3, 3, 0]
+    only_punctuation = [{"form": ".", "upos": "PUNCT"}]
+    assert strip_punctuation_from_trees([only_punctuation], [np.array([0])])[1][0].tolist() == []
+
+
+def test_stripped_model_ignores_where_punctuation_attaches():
+    X, y = load_sample_treebank("all")
+    train, held = slice(0, 250), slice(250, 330)
+    stripped = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, strip_punctuation=True,
+                                  random_state=0).fit(X[train], y[train])
+    # the same model as fitting on sentences stripped beforehand
+    plain = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, random_state=0).fit(
+        *strip_punctuation_from_trees(X[train], y[train]))
+    np.testing.assert_allclose(stripped.score_samples(X[held], y[held]),
+                               plain.score_samples(*strip_punctuation_from_trees(X[held], y[held])))
+    # move a punctuation leaf to another head: the stripped score does not move
+    full = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, random_state=0).fit(
+        X[train], y[train])
+    moved_X, moved_gold, moved = [], [], []
+    for sentence, heads in zip(X[held], y[held]):
+        leaves = [i for i, t in enumerate(sentence)
+                  if t["upos"] == "PUNCT" and i + 1 not in heads and heads[i] != 0]
+        if leaves:
+            tree = heads.copy()
+            i = leaves[0]
+            # a leaf moved to any other word keeps the tree a tree
+            tree[i] = next(h for h in range(1, len(heads) + 1) if h not in (i + 1, heads[i]))
+            moved_X.append(sentence), moved_gold.append(heads), moved.append(tree)
+    assert len(moved) > 20
+    assert all(find_heads_error(tree, single_root=False) is None for tree in moved)
+    np.testing.assert_allclose(stripped.score_samples(moved_X, moved),
+                               stripped.score_samples(moved_X, moved_gold))
+    assert np.any(full.score_samples(moved_X, moved) != full.score_samples(moved_X, moved_gold))
+    n_kept = sum(t["upos"] != "PUNCT" for s in X[held] for t in s)
+    assert stripped.score(X[held], y[held]) == pytest.approx(
+        stripped.score_samples(X[held], y[held]).sum() / n_kept)
 
 
 def test_reattach_one_word_moves_exactly_one_word_to_a_valid_tree():

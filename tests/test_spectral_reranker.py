@@ -2,14 +2,17 @@
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
+from sklearn.pipeline import Pipeline
+
+from sklearn_structured import EasyFirstBeamTagger, TokenFieldSelector
 
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.decoding import eisner_kbest
 from sklearn_structured.metrics import attachment_score
 from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer
 from sklearn_structured.spectral._rerank_kernels import n_template_features, tree_features
-from sklearn_structured.utils import token_field
+from sklearn_structured.utils import find_heads_error, token_field
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
 
@@ -123,3 +126,32 @@ def test_api(sample):
                       n_best=4, cv=2, n_epochs=2, random_state=0),
         X[:60], y[:60], param_grid={"n_best": [2, 4], "n_epochs": [1, 2]},
     )
+
+
+def test_pipeline_with_a_jackknifed_tagger(sample):
+    """The paper's setup: the reranker learns from tags predicted by taggers that
+    did not see the sentence (fit_transform jackknifes) and predicts from forms."""
+    X, y = sample
+    X_train, y_train, X_test = X[:240], y[:240], X[240:300]
+    pipe = Pipeline([
+        ("fields", TokenFieldSelector(fields=("form", "upos"))),
+        # 3 folds instead of the paper's 10 keep the test short
+        ("tag", EasyFirstBeamTagger(target="upos", beam_size=1, n_epochs=3, n_folds=3,
+                                    random_state=0)),
+        ("rerank", NBestReranker(TagPairParser(), scorers=(SpectralTreeScorer(
+            n_components=3, n_init=1, max_iter=5, strip_punctuation=True),),
+            n_best=5, cv=2, n_epochs=2, random_state=0)),
+    ]).fit(X_train, y_train)
+    jackknifed = clone(pipe)[:-1].fit_transform(X_train, y_train)
+    retagged = pipe[:-1].transform(X_train)
+    gold_tags = [[t["upos"] for t in s] for s in X_train]
+
+    def accuracy(tagged):
+        return np.mean([t["upos"] == g for s, gs in zip(tagged, gold_tags) for t, g in zip(s, gs)])
+
+    # training tags as noisy as unseen text's, not the tagger's own training data
+    assert accuracy(jackknifed) < accuracy(retagged)
+    predicted = pipe.predict(X_test)
+    forms_only = [[{"form": t["form"]} for t in s] for s in X_test]
+    assert [h.tolist() for h in pipe.predict(forms_only)] == [h.tolist() for h in predicted]
+    assert all(find_heads_error(h) is None for h in predicted)
