@@ -119,7 +119,7 @@ def test_feature_ids_equal_the_reference_sum_over_parts(single_root):
             ids = np.sort(high_order_feature_ids(tree, scorer))
             np.testing.assert_array_equal(ids, reference_ids(tree, scorer.attrs, 97))
             expected = 0.7 * scorer.theta[ids].sum()
-            assert high_order_score(tree, scorer, new_memo(n)) == pytest.approx(expected)
+            assert high_order_score(tree, scorer, new_memo(n, n * n)) == pytest.approx(expected)
 
 
 def test_difference_is_gold_minus_predicted():

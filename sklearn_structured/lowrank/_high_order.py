@@ -123,8 +123,8 @@ def high_order_feature_ids(heads, scorer):
     out = np.empty(parts.shape[0] * widest, dtype=np.int64)
     k = 0
     for i in range(parts.shape[0]):
-        k = part_feature_ids(scorer, parts[i, 0], parts[i, 1], parts[i, 2], parts[i, 3],
-                             parts[i, 4], out, k)
+        k = part_feature_ids(scorer, parts[i, 1], parts[i, 2], parts[i, 3], parts[i, 4],
+                             parts[i, 5], out, k)
     return out[:k]
 
 
