@@ -26,6 +26,9 @@ from ..kernels.hill_climbing import (
     SIB,
     TSIB,
     PartScorer,
+    high_order_score,
+    hill_climbing_decode,
+    new_memo,
     part_feature_ids,
     tree_parts,
 )
@@ -136,3 +139,23 @@ def high_order_difference(gold, pred, scorer):
     ids = np.concatenate((plus, minus))
     values = np.concatenate((np.ones(len(plus)), -np.ones(len(minus))))
     return _merge_scalar(ids, values)
+
+
+# the first-order parser's update carries no high-order difference
+NO_HIGH_ORDER = (np.zeros(0, dtype=np.int64), np.zeros(0), 0.0)
+
+
+def third_order_decode(scores, start, n, tokens, theta, config, settings):
+    """Hill-climbing parse of the sentence at ``start`` under arc ``scores`` plus its
+    third-order parts (weights ``theta``); returns (heads, the sentence's PartScorer)."""
+    scorer = part_scorer(start, n, tokens, theta, config.n_features, config.gamma)
+    return hill_climbing_decode(scores, scorer, settings)[0], scorer
+
+
+def third_order_difference(gold, pred, scorer):
+    """The ``high_order`` argument of the passive-aggressive update: phi(gold) - phi(pred)
+    over the parts, and pred's part score minus gold's."""
+    ids, values = high_order_difference(gold, pred, scorer)
+    memo = new_memo(len(gold), len(gold))
+    gap = high_order_score(pred, scorer, memo) - high_order_score(gold, scorer, memo)
+    return ids, values, gap
