@@ -137,3 +137,32 @@ def test_difference_is_gold_minus_predicted():
         np.testing.assert_array_equal(dense, expected)
         assert np.all(np.diff(ids) > 0)
 
+
+
+def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost():
+    # with gamma = 1 the score is linear in theta, so an unbounded step (huge C)
+    # leaves gold ahead of the most violating tree by exactly its Hamming cost
+    from sklearn_structured.datasets import load_sample_treebank
+    from sklearn_structured.kernels.hill_climbing import full_score
+    from sklearn_structured.lowrank import LowRankTensorParser
+    from sklearn_structured.lowrank._estimator import _token_arrays, train_sentence
+    from sklearn_structured.lowrank._high_order import part_scorer
+    from sklearn_structured.lowrank._kernels import Config, Weights, sentence_arc_scores
+
+    X, y = load_sample_treebank("train")
+    parser = LowRankTensorParser(rank=2, gamma=1.0, n_epochs=1, n_features=2**12,
+                                 random_state=0).fit(X[:20], y[:20])
+    sentence, gold = X[0][:6], np.arange(6, dtype=np.int64)  # a chain as gold
+    tokens = _token_arrays(parser._encode([sentence]))
+    rng = np.random.default_rng(0)
+    params = Weights(rng.normal(size=2**12), np.zeros((parser.n_word_features_, 2)),
+                     np.zeros((parser.n_word_features_, 2)), np.zeros_like(parser.W_))
+    sums = Weights(*(np.zeros_like(p) for p in params))
+    config = Config(1.0, 1e9, 2**12, True)
+    loss, pred = train_sentence(0, 6, gold, tokens, params, sums, config, None, 0, order=3)
+    assert loss > 0 and not np.array_equal(pred, gold)
+    scores = sentence_arc_scores(0, 6, tokens, params, config)[0]
+    scorer = part_scorer(0, 6, tokens, params.theta, 2**12, 1.0)
+    margin = (full_score(scores, gold, scorer, new_memo(6, 36))
+              - full_score(scores, pred, scorer, new_memo(6, 36)))
+    assert margin == pytest.approx(np.sum(pred != gold))
