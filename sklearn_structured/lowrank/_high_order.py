@@ -35,7 +35,7 @@ from ..kernels.hill_climbing import (
 from ._kernels import _merge_scalar
 
 # columns of the token-attribute matrix
-FORM, LEMMA, TAG, CTAG = 0, 1, 2, 3
+FORM, TAG, CTAG = 0, 1, 2
 _ = -1  # a token the template leaves out
 
 # (part type, template number, column per token of the part, conjunction:
@@ -98,12 +98,11 @@ TEMPLATES, PART_OFFSETS = _template_table(_TEMPLATE_LIST)
 
 
 @njit(cache=True, nogil=True)
-def token_attributes(start, n, form, lemma, tag, ctag):
-    """(n + 1, 4) attribute matrix of the sentence at slot ``start`` (row 0 the root)."""
-    attrs = np.empty((n + 1, 4), dtype=np.int64)
+def token_attributes(start, n, form, tag, ctag):
+    """(n + 1, 3) attribute matrix of the sentence at slot ``start`` (row 0 the root)."""
+    attrs = np.empty((n + 1, 3), dtype=np.int64)
     for i in range(n + 1):
         attrs[i, FORM] = form[start + i]
-        attrs[i, LEMMA] = lemma[start + i]
         attrs[i, TAG] = tag[start + i]
         attrs[i, CTAG] = ctag[start + i]
     return attrs
@@ -112,7 +111,7 @@ def token_attributes(start, n, form, lemma, tag, ctag):
 def part_scorer(start, n, tokens, theta, n_features, scale):
     """The :class:`PartScorer` of the sentence at slot ``start`` of an encoded corpus
     (``tokens`` a :class:`~sklearn_structured.lowrank._kernels.TokenArrays`)."""
-    attrs = token_attributes(start, n, tokens.form, tokens.lemma, tokens.tag, tokens.ctag)
+    attrs = token_attributes(start, n, tokens.form, tokens.tag, tokens.ctag)
     return PartScorer(attrs, TEMPLATES, PART_OFFSETS, theta, int(n_features), float(scale))
 
 
