@@ -18,6 +18,10 @@ single-root trees (the root has exactly one child).
 ``chu_liu_edmonds_argmax(scores, single_root) -> heads``
     Best non-projective tree, O(n^2); ``single_root`` (bool) forces one root
     child (:mod:`.mst`).
+``hill_climbing.hill_climbing_decode(arc_scores, scorer, settings) -> (heads, score)``
+    Third-order non-projective parsing (consecutive siblings, grandparents,
+    grand-siblings, tri-siblings, head bigrams, their features given as
+    template tables) by randomized hill climbing (:mod:`.hill_climbing`).
 ``eisner_argmax_batch(flat_scores, score_offsets, lengths)``, ``chu_liu_edmonds_argmax_batch(flat_scores, score_offsets, lengths, single_root)``
     Return ``flat_heads`` for many sentences per call: sentence i has ``lengths[i]`` tokens and its
     scores, row-major, at ``flat_scores[score_offsets[i]:]``; the heads come

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..kernels.hashing import feature_hash, kept_positions
+from ..kernels.hill_climbing import ClimbSettings
 from ..kernels.mst import single_root_by_penalty
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
@@ -22,7 +23,7 @@ from ..utils import (
     fit_vocabularies,
     map_ranges,
 )
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._compat import Interval, Options, StrOptions, _fit_context
 from ..utils._training import check_resumable, float16_precision, prediction_weights
 from ._features import (
     CORPUS_FIELDS,
@@ -34,11 +35,15 @@ from ._features import (
     encode_sentences,
     word_feature_hashes,
 )
+from ._high_order import NO_HIGH_ORDER, third_order_decode, third_order_difference
 from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
 # word features seen fewer times in the first training data get no column of U, V
 MIN_WORD_FEATURE_COUNT = 2
+# third-order decoding: restarts in a row without a better tree, and the candidate
+# heads' margin below a word's best arc score (EWT dev, benchmarks/bench_hill_climbing.py)
+HILL_CLIMBING = ClimbSettings(patience=20, margin=1.0, single_root=True)
 
 
 def _single_root_tree(scores):
@@ -82,7 +87,7 @@ def _token_arrays(data):
                        data["wf_off"], data["wf_idx"], data["wf_val"])
 
 
-def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter):
+def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter, order=1):
     """One passive-aggressive step on the sentence at ``start``: returns (loss, predicted heads).
 
     Cost-augmented decoding (score plus Hamming distance to ``gold``) finds
@@ -90,14 +95,22 @@ def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter
     ``params`` (and the averaging sums ``sums``, both :class:`Weights`) in
     place. The steps are separate kernels called from Python, a few
     microseconds per call: one kernel holding them all would be compiled,
-    and optimised again as a whole, on first use, for seconds more.
+    and optimised again as a whole, on first use, for seconds more. With
+    ``order=3`` the tree is found by hill climbing (``decode`` unused) and
+    its third-order parts join theta's update.
     """
     scores, Uh, Vm, Wb = sentence_arc_scores(start, n, tokens, params, config)
     augmented = scores + 1.0
     augmented[gold, np.arange(1, n + 1)] -= 1.0
-    pred = decode(augmented)
+    if order == 3:
+        pred, scorer = third_order_decode(augmented, start, n, tokens, params.theta, config,
+                                          HILL_CLIMBING._replace(seed=counter))
+        high_order = third_order_difference(gold, pred, scorer)
+    else:
+        pred = decode(augmented)
+        high_order = NO_HIGH_ORDER
     loss = passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, Wb,
-                                     tokens, params, sums, config, counter)
+                                     tokens, params, sums, config, counter, high_order)
     return loss, pred
 
 
@@ -179,6 +192,12 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         are appended to its word features as real values.
     n_features : int, default=2**22
         Hash buckets of the traditional arc features (length of theta).
+    order : {1, 3}, default=1
+        1: arc-factored scores, decoded exactly. 3: the paper's third-order
+        model, whose theta also weighs consecutive siblings, grandparents,
+        grand-siblings, tri-siblings and head bigrams, decoded by randomized
+        hill climbing (Zhang et al., 2014; ``decoder`` is then unused). The
+        paper trains it with ``C=0.01``.
     random_state : int, RandomState or None, default=None
         Seeds the randomized SVD and the random initialisation.
     verbose : int, default=0
@@ -225,6 +244,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         "use_pos": ["boolean"],
         "word_vectors": [Mapping, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
+        "order": [Options(Integral, {1, 3})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
@@ -242,6 +262,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         use_pos=True,
         word_vectors=None,
         n_features=2**22,
+        order=1,
         random_state=None,
         verbose=0,
         n_jobs=None,
@@ -256,6 +277,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         self.use_pos = use_pos
         self.word_vectors = word_vectors
         self.n_features = n_features
+        self.order = order
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -359,7 +381,8 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             n = sent_off[s + 1] - start - 1
             lo = start - s  # flat token offset: no root slot in heads and pred
             losses[s], pred[lo:lo + n] = train_sentence(
-                start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter)
+                start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter,
+                self.order)
             counter += 1
         self.n_updates_ = counter
         self.n_iter_ += 1
@@ -469,6 +492,17 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         return sentence_arc_scores(start, n, _token_arrays(data), weights,
                                    self._config(self.gamma))[0]
 
+    def _decode(self, data, s):
+        """Heads of sentence ``s`` of an encoded corpus."""
+        scores = self._sentence_scores(data, s)
+        if self.order == 1:
+            return _DECODERS[self.decoder](scores)
+        start = data["sent_off"][s]
+        # one seed for every sentence: a parse does not depend on the batch
+        return third_order_decode(scores, start, data["sent_off"][s + 1] - start - 1,
+                                  _token_arrays(data), self.theta_, self._config(self.gamma),
+                                  HILL_CLIMBING)[0]
+
     def _map_sentences(self, data, function):
         """``[function(s) for s in sentences]`` over contiguous ranges, one per thread.
 
@@ -488,8 +522,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         # one packed corpus for the parser and its labeller, when their vocabularies agree
         shared = self._labeller_vocabularies(self.vocabularies_)
         sentences, data = self._predict_data(X, shared)
-        decode = _DECODERS[self.decoder]
-        heads = self._map_sentences(data, lambda s: decode(self._sentence_scores(data, s)))
+        heads = self._map_sentences(data, lambda s: self._decode(data, s))
         return self._with_labels(sentences, heads, None if shared is None else data["corpus"])
 
     def _tag_fields(self):

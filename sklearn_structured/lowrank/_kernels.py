@@ -269,7 +269,7 @@ def passive_aggressive_step(loss, gamma, C, theta_ids, theta_val, tensor_ids, te
 
 @njit(cache=True, nogil=True)
 def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, Wb,
-                              tokens, weights, sums, config, counter):
+                              tokens, weights, sums, config, counter, high_order):
     """One passive-aggressive update towards ``gold`` and away from ``pred``; returns the loss.
 
     ``scores`` and ``Uh``/``Vm``/``Wb`` are those of :func:`sentence_arc_scores`,
@@ -278,16 +278,22 @@ def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, W
     which one chosen by ``counter % 3`` (the alternating pairs of the
     paper); ``counter`` is the number of instances seen before this one,
     and ``sums`` receives ``counter`` times each change, for the lazy
-    averaging.
+    averaging. ``high_order`` is ``(ids, values, score gap)`` of the
+    third-order parts: phi(gold) - phi(pred) and the score of pred's parts
+    minus gold's (empty and 0.0 for first order); they join theta's update.
     """
     gamma = config.gamma
     rank = weights.U.shape[1]
-    loss = tree_score(augmented, pred) - tree_score(scores, gold)
+    high_ids, high_values, high_gap = high_order
+    loss = tree_score(augmented, pred) - tree_score(scores, gold) + high_gap
     if loss <= 0.0:
         return 0.0
     theta_ids, theta_val = theta_difference(start, n, gold, pred, tokens.form, tokens.lemma,
                                             tokens.tag, tokens.ctag, config.use_pos,
                                             config.n_features)
+    if len(high_ids):
+        theta_ids, theta_val = _merge_scalar(np.concatenate((theta_ids, high_ids)),
+                                             np.concatenate((theta_val, high_values)))
     which = counter % 3
     if gamma < 1.0:
         tensor_ids, tensor_rows = tensor_difference(which, start, n, gold, pred, tokens.wf_off,

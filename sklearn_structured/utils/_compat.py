@@ -6,6 +6,6 @@ loudly, instead of every estimator.
 """
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import Interval, Options, StrOptions, validate_params
 
-__all__ = ["Interval", "StrOptions", "_fit_context", "validate_params"]
+__all__ = ["Interval", "Options", "StrOptions", "_fit_context", "validate_params"]

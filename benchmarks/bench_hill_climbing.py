@@ -1,0 +1,77 @@
+"""Speed and search quality of the randomized hill-climbing decoder on EWT dev sentences.
+
+First-order arc scores come from a LowRankTensorParser trained briefly
+(first 2,000 EWT training sentences, 2 epochs); the high-order weights are
+random (normal, standard deviation ``--sigma``, scaled by gamma as in the
+parser), since no third-order model is trained yet: the figures measure the
+decoder, not a model. Search quality is the share of sentences whose tree
+scores at least as high as a long search's (patience ``--reference``, same
+margin). Times are CPU seconds of one thread (process time), the MST
+decoder timed on the same arc scores as a reference.
+
+    SKLEARN_STRUCTURED_DATA=... python benchmarks/bench_hill_climbing.py --sigma 0.05
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from sklearn_structured import LowRankTensorParser
+from sklearn_structured.datasets import load_ud_treebank
+from sklearn_structured.kernels import chu_liu_edmonds_argmax
+from sklearn_structured.kernels.hill_climbing import ClimbSettings, hill_climbing_decode
+from sklearn_structured.lowrank._estimator import _token_arrays
+from sklearn_structured.lowrank._high_order import part_scorer
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sigma", type=float, default=0.05)
+    ap.add_argument("--sentences", type=int, default=500)
+    ap.add_argument("--patience", type=int, nargs="+", default=[5, 10, 20])
+    ap.add_argument("--margin", type=float, nargs="+", default=[1.0, 2.0])
+    ap.add_argument("--reference", type=int, default=100)
+    args = ap.parse_args()
+
+    X, y = load_ud_treebank("en_ewt", "train")
+    X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
+    X_dev, y_dev = X_dev[:args.sentences], y_dev[:args.sentences]
+    parser = LowRankTensorParser(n_epochs=2, random_state=0).fit(X[:2000], y[:2000])
+    _, data = parser._predict_data(X_dev)
+    tokens = _token_arrays(data)
+    arcs = [parser._sentence_scores(data, s) for s in range(len(X_dev))]
+    theta = np.random.default_rng(0).normal(scale=args.sigma, size=parser.n_features)
+    scorers = [part_scorer(data["sent_off"][s], len(X_dev[s]), tokens, theta, parser.n_features,
+                           parser.gamma) for s in range(len(X_dev))]
+    gold = np.concatenate(y_dev)
+    tokens_total = len(gold)
+
+    chu_liu_edmonds_argmax(arcs[0], True)
+    start = time.process_time()
+    mst = [chu_liu_edmonds_argmax(a, True) for a in arcs]
+    mst_seconds = time.process_time() - start
+    mst_uas = np.mean(np.concatenate(mst) == gold)
+    print(f"{len(X_dev)} dev sentences, {tokens_total} words, sigma={args.sigma}, "
+          f"gamma={parser.gamma}")
+    print(f"MST: {len(arcs) / mst_seconds:,.0f} sentences/s (CPU), UAS {100 * mst_uas:.2f}")
+    hill_climbing_decode(arcs[0], scorers[0], ClimbSettings(2, 1.0, True, 0))  # compile
+    print(f"| patience | margin | sentences/s (CPU) | UAS | share reaching patience "
+          f"{args.reference}'s score |")
+    print("|---|---|---|---|---|")
+    for margin in args.margin:
+        reference = [hill_climbing_decode(a, sc, ClimbSettings(args.reference, margin, True, 1))[1]
+                     for a, sc in zip(arcs, scorers)]
+        for patience in args.patience:
+            settings = ClimbSettings(patience, margin, True, 0)
+            start = time.process_time()
+            results = [hill_climbing_decode(a, sc, settings) for a, sc in zip(arcs, scorers)]
+            seconds = time.process_time() - start
+            uas = np.mean(np.concatenate([r[0] for r in results]) == gold)
+            reached = np.mean([r[1] >= best - 1e-9 for r, best in zip(results, reference)])
+            print(f"| {patience} | {margin} | {len(arcs) / seconds:,.0f} | {100 * uas:.2f} "
+                  f"| {reached:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

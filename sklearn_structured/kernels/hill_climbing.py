@@ -1,0 +1,642 @@
+"""Third-order tree scores and randomized hill-climbing decoding (Zhang et al., 2014).
+
+A tree's score is the sum of its first-order arc scores (a dense
+``(n + 1, n + 1)`` matrix, as for the other decoders) and of the scores of
+its higher-order parts, each the sum of hashed feature weights:
+
+``SIB (h, a, b)``
+    consecutive siblings: ``a`` and ``b`` are neighbouring children of ``h``
+    on one side, ``a`` the nearer; ``a == h`` marks the first child (start)
+    and ``b`` equal to -1 (left side) or n + 1 (right side) the end, so an
+    empty side is the part ``(h, h, end)``.
+``GP (g, h, m)``
+    grandparent: the arcs g -> h -> m.
+``GSIB (g, h, a, b)``
+    grand-sibling: a consecutive-sibling part of a head h != 0 with h's head g.
+``TSIB (h, a, b, c)``
+    tri-sibling: three consecutive entries of a side's list
+    ``start, children..., end``; ``b`` is always a child.
+``BIGRAM (m - 1, m, h1, h2)``
+    head bigram: ``h1``, ``h2`` are the heads of the neighbours m - 1 and m.
+
+The features of a part are given as data (:class:`PartScorer`), so the
+estimator owns its templates while this module stays free of package
+imports: a template row is ``(number, col0, col1, col2, col3, conj)``, where
+``col_r`` is the column of the token-attribute matrix read for the part's
+r-th token (-1: unused; start and end read -1 and -2) and ``conj`` adds the
+part's direction pattern (1) or that and a binned distance (2). The feature
+id is ``feature_hash(number, v0, v1, v2, v3, conj) % n_features``.
+
+Decoding: initial trees are drawn by Wilson's random walk from
+``exp(arc score)`` over the candidate heads; hill climbing then moves one
+word at a time to its best candidate head under the full score (never
+creating a cycle) until no move helps; restarts go on until ``patience``
+restarts in a row bring no better tree. The first climb starts from the
+best first-order tree instead of a sample. The candidate heads of a word are
+those within ``margin`` of its best arc score, plus its head in the best
+first-order tree, so the candidates always hold a tree. With
+``single_root`` a word moves onto the root only by swapping places with the
+current root child (which takes a head in the word's subtree). Hamming cost
+augmentation is the caller's: it adds the cost to the arc scores.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .hashing import feature_hash
+from .mst import chu_liu_edmonds_argmax
+
+SIB, GP, GSIB, TSIB, BIGRAM = 0, 1, 2, 3, 4
+N_PART_TYPES = 5
+START_VALUE, END_VALUE = -1, -2  # attribute values read at a side's start / end
+_TOLERANCE = 1e-9  # a move must gain more than this (scores are float sums)
+_MAX_KEY_TOKEN = 4096  # memo keys pack token positions + 1 into 12 bits
+
+
+class PartScorer(NamedTuple):
+    """What the high-order part scores of one sentence are made of."""
+
+    attrs: np.ndarray  # (n + 1, n_columns) int64 token attributes, row 0 the root
+    templates: np.ndarray  # (n_templates, 6) int64 rows, grouped by part type
+    part_off: np.ndarray  # templates of part type t: rows part_off[t]:part_off[t + 1]
+    theta: np.ndarray  # float64 weights indexed by feature id
+    n_features: int
+    scale: float  # multiplies every part score (the parser's gamma)
+
+
+class ClimbSettings(NamedTuple):
+    # restarts in a row without a better tree before stopping: 20 finds the
+    # best tree of 99.5% of random sentences of 3-6 words (tests/test_hill_climbing.py)
+    patience: int = 20
+    margin: float = np.inf  # candidate heads: arc score within this of the word's best
+    single_root: bool = True
+    seed: int = 0
+
+
+class Memo(NamedTuple):
+    """Open-addressing table of the part scores computed so far for one sentence."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    used: np.ndarray  # one counter
+
+
+# Small helpers with one or two call sites are inlined (inline="always"):
+# every separately compiled function costs a few tenths of a second on first use.
+
+
+@njit(cache=True, nogil=True)
+def new_memo(n, n_arcs):
+    """An empty memo for a sentence of n words with ``n_arcs`` candidate arcs.
+
+    A decode meets some 25-30 distinct parts per candidate arc (EWT dev,
+    30 restarts), so 128 slots per arc keep the table at most a quarter
+    full. Longer sentences than the keys can pack get no memo.
+    """
+    if n + 2 >= _MAX_KEY_TOKEN:
+        return Memo(np.zeros(0, np.int64), np.zeros(0), np.zeros(1, np.int64))
+    capacity = 1024
+    while capacity < 128 * n_arcs:
+        capacity *= 2
+    return Memo(np.full(capacity, -1, dtype=np.int64), np.empty(capacity), np.zeros(1, np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _distance_bin(d):
+    if d <= 4:
+        return d
+    if d <= 6:
+        return 5
+    if d <= 10:
+        return 6
+    return 7
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kind(t, h, n):
+    """0 for a word, 1 for a side's start (the head's own position), 2 for its end."""
+    if t == h:
+        return 1
+    if t < 0 or t > n:
+        return 2
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _part_context(ptype, a, b, c, d, n):
+    """Kinds of the part's four tokens, its direction pattern and distance."""
+    k0 = k1 = k2 = k3 = 0
+    distance = 0
+    if ptype == SIB:  # (h, a, b)
+        k1 = _kind(b, a, n)
+        k2 = _kind(c, a, n)
+        shape = 1 + (1 if c > a else 0)
+        if k2 == 0:
+            distance = abs(c - b)
+    elif ptype == GSIB:  # (g, h, a, b)
+        k2 = _kind(c, b, n)
+        k3 = _kind(d, b, n)
+        shape = 1 + (1 if d > b else 0) + 2 * (1 if a < b else 0)
+        if k3 == 0:
+            distance = abs(d - c)
+    elif ptype == TSIB:  # (h, a, b, c): b is a word
+        k1 = _kind(b, a, n)
+        k3 = _kind(d, a, n)
+        shape = 1 + (1 if c > a else 0)
+    elif ptype == GP:  # (g, h, m)
+        shape = 1 + (1 if a < b else 0) + 2 * (1 if b < c else 0)
+        distance = abs(b - c)
+    else:  # BIGRAM (m - 1, m, h1, h2)
+        shape = (1 + (1 if c < a else 0) + 2 * (1 if d < b else 0) + 4 * (1 if c == d else 0)
+                 + 8 * (1 if c == b else 0) + 16 * (1 if d == a else 0))
+    return k0, k1, k2, k3, shape, distance
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value(attrs, token, kind, col):
+    if col < 0:
+        return 0
+    if kind == 1:
+        return START_VALUE
+    if kind == 2:
+        return END_VALUE
+    return attrs[token, col]
+
+
+# The hot functions below read the arrays out of the named tuples once: each
+# read of a tuple's array costs reference counting, some 100 ns per lookup
+# when done per part (thirty times the lookup itself).
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _template_id(row, attrs, n_features, a, b, c, d, context):
+    """Feature id of one template row on the part's tokens."""
+    k0, k1, k2, k3, shape, distance = context
+    conj = 0
+    if row[5] >= 1:
+        conj = shape
+    if row[5] == 2:
+        conj += 32 * _distance_bin(distance)
+    key = feature_hash(row[0], _value(attrs, a, k0, row[1]), _value(attrs, b, k1, row[2]),
+                       _value(attrs, c, k2, row[3]), _value(attrs, d, k3, row[4]), conj)
+    return key % n_features
+
+
+@njit(cache=True, nogil=True)
+def part_feature_ids(scorer, ptype, a, b, c, d, out, k):
+    """Write the feature ids of one part into ``out[k:]``; return the new end."""
+    attrs = scorer.attrs
+    templates = scorer.templates
+    context = _part_context(ptype, a, b, c, d, attrs.shape[0] - 1)
+    for j in range(scorer.part_off[ptype], scorer.part_off[ptype + 1]):
+        out[k] = _template_id(templates[j], attrs, scorer.n_features, a, b, c, d, context)
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _part_weight(scorer, ptype, a, b, c, d):
+    """Scaled sum of the part's feature weights."""
+    attrs = scorer.attrs
+    templates = scorer.templates
+    theta = scorer.theta
+    context = _part_context(ptype, a, b, c, d, attrs.shape[0] - 1)
+    total = 0.0
+    for j in range(scorer.part_off[ptype], scorer.part_off[ptype + 1]):
+        total += theta[_template_id(templates[j], attrs, scorer.n_features, a, b, c, d, context)]
+    return total * scorer.scale
+
+
+@njit(cache=True, nogil=True)
+def score_parts(parts, count, scorer, memo):
+    """Signed sum of the scores of ``parts[:count]`` (rows ``sign, type, a, b, c, d``).
+
+    Part scores are memoised per sentence (open addressing; a full table
+    stops memoising rather than growing).
+    """
+    keys = memo.keys
+    values = memo.values
+    mask = len(keys) - 1
+    total = 0.0
+    for i in range(count):
+        ptype, a, b, c, d = parts[i, 1], parts[i, 2], parts[i, 3], parts[i, 4], parts[i, 5]
+        key = ptype + 8 * ((a + 1) + 4096 * ((b + 1) + 4096 * ((c + 1) + 4096 * (d + 1))))
+        slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+        found = False
+        if mask > 0:
+            while keys[slot] >= 0:
+                if keys[slot] == key:
+                    found = True
+                    break
+                slot = (slot + 1) & mask
+        if found:
+            value = values[slot]
+        else:
+            value = _part_weight(scorer, ptype, a, b, c, d)
+            if 2 * (memo.used[0] + 1) <= len(keys):
+                keys[slot] = key
+                values[slot] = value
+                memo.used[0] += 1
+        total += parts[i, 0] * value
+    return total
+
+
+# ---------------------------------------------------------------- parts of a tree
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(parts, k, sign, ptype, a, b, c, d):
+    parts[k, 0], parts[k, 1], parts[k, 2], parts[k, 3], parts[k, 4], parts[k, 5] = (
+        sign, ptype, a, b, c, d)
+    return k + 1
+
+
+@njit(cache=True, nogil=True)
+def tree_parts(heads):
+    """The high-order parts of a tree (heads of words 1..n): rows ``1, type, a, b, c, d``
+    (the sign column of :func:`score_parts`)."""
+    n = len(heads)
+    hd = np.empty(n + 1, dtype=np.int64)
+    hd[0] = -1
+    hd[1:] = heads
+    parts = np.zeros((12 * n + 8, 6), dtype=np.int64)
+    k = 0
+    seq = np.empty(n + 2, dtype=np.int64)
+    for h in range(n + 1):
+        for step in (-1, 1):
+            # the side's list: start (h), children from nearest to farthest, end
+            seq[0] = h
+            size = 1
+            p = h + step
+            while 0 < p <= n:
+                if hd[p] == h:
+                    seq[size] = p
+                    size += 1
+                p += step
+            seq[size] = n + 1 if step > 0 else -1
+            size += 1
+            for i in range(size - 1):
+                k = _put(parts, k, 1, SIB, h, seq[i], seq[i + 1], 0)
+                if h != 0:
+                    k = _put(parts, k, 1, GSIB, hd[h], h, seq[i], seq[i + 1])
+            for i in range(size - 2):
+                k = _put(parts, k, 1, TSIB, h, seq[i], seq[i + 1], seq[i + 2])
+    for m in range(1, n + 1):
+        if hd[m] != 0:
+            k = _put(parts, k, 1, GP, hd[hd[m]], hd[m], m, 0)
+        if m >= 2:
+            k = _put(parts, k, 1, BIGRAM, m - 1, m, hd[m - 1], hd[m])
+    return parts[:k]
+
+
+@njit(cache=True, nogil=True)
+def high_order_score(heads, scorer, memo):
+    """Sum of the part scores of a tree."""
+    parts = tree_parts(heads)
+    return score_parts(parts, len(parts), scorer, memo)
+
+
+@njit(cache=True, nogil=True)
+def full_score(arc_scores, heads, scorer, memo):
+    """First-order plus high-order score of a tree."""
+    total = high_order_score(heads, scorer, memo)
+    for m in range(1, len(heads) + 1):
+        total += arc_scores[heads[m - 1], m]
+    return total
+
+
+# ---------------------------------------------------------------- local moves
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _inner(hd, h, x):
+    """Nearest child of h strictly between h and x (next to x), or h itself (start)."""
+    step = 1 if x < h else -1
+    for p in range(x + step, h, step):
+        if hd[p] == h:
+            return p
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _outer(hd, h, x, n):
+    """Nearest child of h beyond x on x's side, or the side's end (-1 or n + 1)."""
+    if x < h:
+        for p in range(x - 1, 0, -1):
+            if hd[p] == h:
+                return p
+        return -1
+    for p in range(x + 1, n + 1):
+        if hd[p] == h:
+            return p
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def attach_score(arc_scores, hd, m, h, scorer, memo):
+    """Score of the parts that change when m hangs from h, minus the parts m's absence makes.
+
+    The tree score with m under h is a constant (the tree without m)
+    plus this, so moving m from h to h' gains ``attach(h') - attach(h)``.
+    Reads the heads of every word but m. The parts are listed, then scored
+    in one call: fewer call sites keep the compiled code (and its compile
+    time) small.
+    """
+    n = len(hd) - 1
+    parts = np.empty((2 * n + 16, 6), dtype=np.int64)  # sign, type, tokens
+    k = 0
+    g = hd[h] if h != 0 else -1
+    if h != 0:
+        k = _put(parts, k, 1, GP, g, h, m, 0)
+    prev = _inner(hd, h, m)
+    nxt = _outer(hd, h, m, n)
+    # m between prev and next in h's list: sibling pairs and triples through m,
+    # minus those that bridge the gap without m
+    k = _put(parts, k, 1, SIB, h, prev, m, 0)
+    k = _put(parts, k, 1, SIB, h, m, nxt, 0)
+    k = _put(parts, k, -1, SIB, h, prev, nxt, 0)
+    if h != 0:
+        k = _put(parts, k, 1, GSIB, g, h, prev, m)
+        k = _put(parts, k, 1, GSIB, g, h, m, nxt)
+        k = _put(parts, k, -1, GSIB, g, h, prev, nxt)
+    k = _put(parts, k, 1, TSIB, h, prev, m, nxt)
+    if prev != h:
+        pp = _inner(hd, h, prev)
+        k = _put(parts, k, 1, TSIB, h, pp, prev, m)
+        k = _put(parts, k, -1, TSIB, h, pp, prev, nxt)
+    if 0 < nxt <= n:
+        nn = _outer(hd, h, nxt, n)
+        k = _put(parts, k, 1, TSIB, h, m, nxt, nn)
+        k = _put(parts, k, -1, TSIB, h, prev, nxt, nn)
+    # h is the grandparent of m's children and of m's sibling parts
+    for step in (-1, 1):
+        a = m
+        p = m + step
+        while 0 < p <= n:
+            if hd[p] == m:
+                k = _put(parts, k, 1, GP, h, m, p, 0)
+                k = _put(parts, k, 1, GSIB, h, m, a, p)
+                a = p
+            p += step
+        k = _put(parts, k, 1, GSIB, h, m, a, n + 1 if step > 0 else -1)
+    if m >= 2:
+        k = _put(parts, k, 1, BIGRAM, m - 1, m, hd[m - 1], h)
+    if m < n:
+        k = _put(parts, k, 1, BIGRAM, m, m + 1, h, hd[m + 1])
+    return arc_scores[h, m] + score_parts(parts, k, scorer, memo)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _descends(hd, x, m):
+    """Whether x lies in the subtree of m (m included)."""
+    while x > 0:
+        if x == m:
+            return True
+        x = hd[x]
+    return x == m
+
+
+# ---------------------------------------------------------------- decoding
+
+
+@njit(cache=True, nogil=True)
+def candidate_heads(arc_scores, margin, single_root):
+    """Candidate heads per word: ``(offsets, heads, cumulative exp weights, best tree)``.
+
+    Heads within ``margin`` of the word's best arc score, plus the word's
+    head in the best first-order tree, so that the candidates hold a tree.
+    """
+    n = arc_scores.shape[0] - 1
+    mst = chu_liu_edmonds_argmax(arc_scores, single_root)
+    off = np.zeros(n + 2, dtype=np.int64)
+    heads = np.empty(n * n, dtype=np.int64)
+    cum = np.empty(n * n)
+    k = 0
+    for m in range(1, n + 1):
+        best = -np.inf
+        for h in range(n + 1):
+            if h != m:
+                best = max(best, arc_scores[h, m])
+        total = 0.0
+        for h in range(n + 1):
+            if h != m and (arc_scores[h, m] >= best - margin or h == mst[m - 1]):
+                heads[k] = h
+                total += np.exp(arc_scores[h, m] - best)
+                cum[k] = total
+                k += 1
+        off[m + 1] = k
+    return off, heads[:k], cum[:k], mst
+
+
+@njit(cache=True, nogil=True)
+def sample_tree(off, heads, cum, mst, n, hd):
+    """Wilson's loop-erased random walk over the candidate heads, into ``hd`` (may be multi-root).
+
+    A walk that has not met the tree after 4 (n + 1) steps ends along the
+    best first-order tree, so that strongly peaked scores cannot trap it in
+    a cycle for long.
+    """
+    in_tree = np.zeros(n + 1, dtype=np.bool_)
+    in_tree[0] = True
+    hd[0] = -1
+    for i in np.random.permutation(n) + 1:
+        u = i
+        steps = 0
+        while not in_tree[u]:
+            if steps > 4 * (n + 1):
+                hd[u] = mst[u - 1]
+            else:
+                x = np.random.random() * cum[off[u + 1] - 1]
+                j = off[u]
+                while j < off[u + 1] - 1 and cum[j] < x:
+                    j += 1
+                hd[u] = heads[j]
+            u = hd[u]
+            steps += 1
+        u = i
+        while not in_tree[u]:
+            in_tree[u] = True
+            u = hd[u]
+
+
+@njit(cache=True, nogil=True)
+def _keep_one_root_child(arc_scores, hd, off, heads):
+    """Leave one root child (drawn by exp(score)); re-attach the others to their best
+    head outside their subtree, a candidate head if one qualifies."""
+    n = len(hd) - 1
+    total = 0.0
+    for c in range(1, n + 1):
+        if hd[c] == 0:
+            total += np.exp(arc_scores[0, c])
+    x = np.random.random() * total
+    keep = -1
+    for c in range(1, n + 1):
+        if hd[c] == 0:
+            keep = c
+            x -= np.exp(arc_scores[0, c])
+            if x <= 0.0:
+                break
+    for c in range(1, n + 1):
+        if hd[c] != 0 or c == keep:
+            continue
+        best = -1
+        best_is_candidate = False
+        for h in range(1, n + 1):
+            if _descends(hd, h, c):
+                continue
+            is_candidate = False
+            for j in range(off[c], off[c + 1]):
+                is_candidate = is_candidate or heads[j] == h
+            if (best < 0 or (is_candidate and not best_is_candidate)
+                    or (is_candidate == best_is_candidate and arc_scores[h, c] > arc_scores[best, c])):
+                best = h
+                best_is_candidate = is_candidate
+        hd[c] = best
+
+
+@njit(cache=True, nogil=True)
+def _preorder(hd):
+    """Words in depth-first pre-order of the tree (heads before their dependents)."""
+    n = len(hd) - 1
+    count = np.zeros(n + 2, dtype=np.int64)
+    for m in range(1, n + 1):
+        count[hd[m] + 1] += 1
+    start = np.cumsum(count)  # children of h: kids[start[h]:start[h + 1]]
+    fill = start.copy()
+    kids = np.empty(n, dtype=np.int64)
+    for m in range(1, n + 1):
+        kids[fill[hd[m]]] = m
+        fill[hd[m]] += 1
+    order = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    stack[0] = 0
+    top = 1
+    k = 0
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        if x != 0:
+            order[k] = x
+            k += 1
+        for j in range(start[x + 1] - 1, start[x] - 1, -1):
+            stack[top] = kids[j]
+            top += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _best_head(arc_scores, hd, w, off, heads, scorer, memo, under, allow_root):
+    """Best candidate head of w: ``(head, its attach score, attach score of w's current head)``.
+
+    Candidates creating a cycle are skipped, and so is the root unless
+    ``allow_root``; with ``under >= 0`` only heads in the subtree of
+    ``under`` qualify. One loop evaluates the current head (first) and the
+    candidates, so the costly :func:`attach_score` is compiled in once.
+    """
+    old = hd[w]
+    base = -np.inf
+    best = -np.inf
+    best_h = old
+    for j in range(off[w] - 1, off[w + 1]):
+        h = old if j < off[w] else heads[j]
+        if j >= off[w]:
+            if h == old or (h == 0 and not allow_root) or _descends(hd, h, w):
+                continue
+            if under >= 0 and not _descends(hd, h, under):
+                continue
+        value = attach_score(arc_scores, hd, w, h, scorer, memo)
+        if j < off[w]:
+            base = value
+        elif value > best:
+            best = value
+            best_h = h
+    return best_h, best, base
+
+
+@njit(cache=True, nogil=True)
+def climb(arc_scores, hd, off, heads, scorer, memo, single_root):
+    """Move one word at a time to its best candidate head until no move helps (in place).
+
+    With ``single_root``, a word whose candidates include the root may also
+    take the root child's place, the old root child then moving to its
+    best head in the word's subtree (both changes scored together).
+    """
+    n = len(hd) - 1
+    improved = True
+    while improved:
+        improved = False
+        for m in _preorder(hd):
+            old = hd[m]
+            best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, -1,
+                                            not single_root)
+            gain = best - base
+            root_child = -1
+            swap_head = -1
+            may_swap = False
+            if single_root and old != 0:
+                for j in range(off[m], off[m + 1]):
+                    may_swap = may_swap or heads[j] == 0
+            if may_swap:
+                for c in range(1, n + 1):
+                    if hd[c] == 0:
+                        root_child = c
+                # scored in two steps: m onto the root (two root children for a
+                # moment), then the old root child under m
+                hd[m] = 0
+                r_head, r_best, r_base = _best_head(arc_scores, hd, root_child, off, heads,
+                                                    scorer, memo, m, False)
+                hd[m] = old
+                swap_gain = (r_best - r_base
+                             + attach_score(arc_scores, hd, m, 0, scorer, memo) - base)
+                if swap_gain > gain and swap_gain > _TOLERANCE:
+                    gain = swap_gain
+                    swap_head = r_head
+            if swap_head >= 0:
+                hd[m] = 0
+                hd[root_child] = swap_head
+                improved = True
+            elif gain > _TOLERANCE:
+                hd[m] = best_h
+                improved = True
+
+
+@njit(cache=True, nogil=True)
+def hill_climbing_decode(arc_scores, scorer, settings):
+    """Best tree found under first-order ``arc_scores`` plus the high-order parts.
+
+    Returns ``(heads, score)``; ``heads`` as for the other decoders.
+    """
+    n = arc_scores.shape[0] - 1
+    if n <= 1:
+        heads = np.zeros(n, dtype=np.int64)
+        return heads, full_score(arc_scores, heads, scorer, new_memo(n, n))
+    np.random.seed(settings.seed)
+    off, heads, cum, mst = candidate_heads(arc_scores, settings.margin, settings.single_root)
+    memo = new_memo(n, len(heads))
+    hd = np.empty(n + 1, dtype=np.int64)
+    hd[0] = -1
+    best_heads = mst.copy()
+    best = -np.inf
+    stale = 0
+    first = True
+    while stale < settings.patience:
+        # the first climb starts from the best first-order tree (our addition:
+        # with trained scores it is near the optimum), the others from samples
+        if first:
+            hd[1:] = mst
+            first = False
+        else:
+            sample_tree(off, heads, cum, mst, n, hd)
+            if settings.single_root:
+                _keep_one_root_child(arc_scores, hd, off, heads)
+        climb(arc_scores, hd, off, heads, scorer, memo, settings.single_root)
+        score = full_score(arc_scores, hd[1:], scorer, memo)
+        if score > best + _TOLERANCE:
+            best = score
+            best_heads[:] = hd[1:]
+            stale = 0
+        else:
+            stale += 1
+    return best_heads, best
