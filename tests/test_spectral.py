@@ -210,6 +210,9 @@ def test_stripped_model_ignores_where_punctuation_attaches():
     np.testing.assert_allclose(stripped.score_samples(moved_X, moved),
                                stripped.score_samples(moved_X, moved_gold))
     assert np.any(full.score_samples(moved_X, moved) != full.score_samples(moved_X, moved_gold))
+    # no word left: nothing to explain, probability one
+    only_punctuation = [{"form": "!", "upos": "PUNCT"}, {"form": "?", "upos": "PUNCT"}]
+    assert stripped.score_samples([only_punctuation], [np.array([0, 1])]).tolist() == [0.0]
     n_kept = sum(t["upos"] != "PUNCT" for s in X[held] for t in s)
     assert stripped.score(X[held], y[held]) == pytest.approx(
         stripped.score_samples(X[held], y[held]).sum() / n_kept)
