@@ -15,6 +15,7 @@ from sklearn_structured.decoding import (
     eisner_kbest,
     eisner_marginals,
 )
+from sklearn_structured.kernels.eisner import nonprojective_arc_count
 from test_decoding_oracle import all_trees, is_projective, is_tree
 
 DECODERS = [
@@ -233,3 +234,15 @@ def test_eisner_kbest_refuses_what_memory_cannot_hold(monkeypatch):
     # a short sentence has few trees: a huge k costs nothing
     assert len(eisner_kbest(scores[:4, :4], 10**12)) == 7
     assert len(eisner_kbest(scores, 50)) == 50
+
+
+def test_nonprojective_arc_count_agrees_with_the_oracle():
+    trees = [np.asarray(t, np.int64) for n in range(1, 6)
+             for t in all_trees(n, projective=False, single_root=False)]
+    assert any(not is_projective(t) for t in trees)
+    for t in trees:
+        assert (nonprojective_arc_count(t, np.array([0, len(t)])) == 0) == is_projective(t)
+    # trees laid end to end: the counts add up
+    a, b = np.array([0, 4, 1, 1]), np.array([2, 0, 2])  # one crossing arc (4 -> 2), none
+    both = np.concatenate([a, b, a])
+    assert nonprojective_arc_count(both, np.array([0, 4, 7, 11])) == 2

@@ -52,13 +52,22 @@ def test_learns_sample_treebank_well_above_baselines(sample):
     assert uas > baseline + 0.3
 
 
+def test_auto_decoder_follows_the_projectivity_of_the_training_trees(fitted, sample):
+    X, y, _, _ = sample
+    assert fitted.decoder_ == "eisner"  # the sample treebank is nearly projective
+    # one crossing arc per sentence (word 4 heads word 2 across word 3, a child of word 1)
+    crossing = [np.r_[0, 4, 1, 1, np.ones(len(h) - 4, np.int64)] for h in y[:40] if len(h) >= 4]
+    sentences = [x for x, h in zip(X[:40], y[:40]) if len(h) >= 4]
+    parser = LowRankTensorParser(**SMALL).fit(sentences, crossing)
+    assert parser.decoder_ == "chu_liu_edmonds"
+    assert LowRankTensorParser(**SMALL, decoder="eisner").fit(sentences, crossing).decoder_ == "eisner"
+
+
 def test_predictions_are_trees_and_nbest_is_consistent(fitted, sample):
     _, _, X_test, _ = sample
     for heads in fitted.predict(X_test[:20]):
         assert find_heads_error(heads) is None
-    eisner = LowRankTensorParser(**{**SMALL, "decoder": "eisner"})
-    eisner.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
-    best = eisner.predict(X_test[:10])
+    best = fitted.predict(X_test[:10])  # decoded by Eisner (decoder_ above)
     for sentence, nbest, top in zip(X_test[:10], fitted.predict_nbest(X_test[:10], 5), best):
         scores = fitted.arc_scores(sentence)
         assert 1 <= len(nbest) <= 5

@@ -261,3 +261,30 @@ def eisner_argmax_batch(flat_scores, score_offsets, lengths):
         heads[start:start + lengths[i]] = eisner_argmax(block)
         start += lengths[i]
     return heads
+
+
+@njit(cache=True, nogil=True)
+def nonprojective_arc_count(heads, offsets):
+    """Arcs that no projective tree has, over trees laid end to end.
+
+    Tree ``i`` is ``heads[offsets[i]:offsets[i + 1]]`` (1-based, 0 = root).
+    An arc ``h -> m`` is projective when ``h`` dominates every word between
+    them; arcs from the root always are.
+    """
+    count = 0
+    for i in range(len(offsets) - 1):
+        lo = offsets[i]
+        n = offsets[i + 1] - lo
+        for m in range(1, n + 1):
+            h = heads[lo + m - 1]
+            if h == 0:
+                continue
+            for k in range(min(h, m) + 1, max(h, m)):
+                a, steps = k, 0
+                while a != 0 and a != h and steps <= n:  # steps: a cycle cannot hang us
+                    a = heads[lo + a - 1]
+                    steps += 1
+                if a != h:
+                    count += 1
+                    break
+    return count

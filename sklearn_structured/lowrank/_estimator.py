@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
+from ..kernels.eisner import nonprojective_arc_count
 from ..kernels.hashing import feature_hash, kept_positions
 from ..kernels.hill_climbing import ClimbSettings
 from ..kernels.mst import single_root_by_penalty
@@ -54,6 +55,8 @@ def _single_root_tree(scores):
 
 # Chosen in Python, so that only the decoder in use gets compiled.
 _DECODERS = {"chu_liu_edmonds": _single_root_tree, "eisner": eisner_argmax}
+# decoder="auto" decodes projectively up to this share of non-projective training arcs
+_MOSTLY_PROJECTIVE = 0.01
 _PARAMETERS = ("theta", "U", "V", "W")
 
 
@@ -178,8 +181,12 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     n_epochs : int, default=10
         Passes over the training data. With ``init="svd"`` (and gamma < 1),
         one tensor-free pass precedes them to initialise the tensor.
-    decoder : {"chu_liu_edmonds", "eisner"}, default="chu_liu_edmonds"
+    decoder : {"auto", "chu_liu_edmonds", "eisner"}, default="auto"
         Non-projective maximum spanning tree, or projective Eisner.
+        ``"auto"`` takes Eisner when at most 1% of the training arcs are
+        non-projective, else Chu-Liu-Edmonds (the choice is ``decoder_``): on
+        nearly projective treebanks the projective constraint corrects more
+        arcs than it forbids (EWT dev +0.6 UAS, +0.9 LAS; see the user guide).
     init : {"svd", "random"}, default="svd"
         Tensor initialisation: the paper's SVD of the unfolded weights of a
         tensor-free epoch, or small Gaussian values.
@@ -225,6 +232,9 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     n_word_features_ : int
         Columns of the word-feature space (hashed templates seen at least
         twice in the first training data, plus 3 x the word-vector dimension).
+    decoder_ : {"chu_liu_edmonds", "eisner"}
+        The first-order decoder used in training and prediction (``decoder``,
+        or what ``"auto"`` chose from the first training data).
     n_iter_ : int
         Passes over training data so far, counting the initialisation pass.
     labeller_ : dict or None
@@ -238,7 +248,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         "gamma": [Interval(Real, 0, 1, closed="both")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
-        "decoder": [StrOptions(set(_DECODERS))],
+        "decoder": [StrOptions({"auto", *_DECODERS})],
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
         "use_pos": ["boolean"],
@@ -256,7 +266,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         gamma=0.3,
         C=1.0,
         n_epochs=10,
-        decoder="chu_liu_edmonds",
+        decoder="auto",
         init="svd",
         average=True,
         use_pos=True,
@@ -372,7 +382,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         params = Weights(*(current[name] for name in _PARAMETERS))
         sums = Weights(*(acc[name] for name in _PARAMETERS))
         config = self._config(gamma)
-        decode = _DECODERS[self.decoder]
+        decode = _DECODERS[self.decoder_]
         pred = np.zeros_like(heads)
         losses = np.zeros(len(sent_off) - 1)
         counter = self.n_updates_
@@ -423,7 +433,17 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         encoded = self._initialise(sentences) if reset else None
         data = self._encode(sentences, encoded)
         flat = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
+        if reset:
+            self.decoder_ = self._choose_decoder(flat, [len(h) for h in heads])
         return data, flat, (sentences, heads, deprels)
+
+    def _choose_decoder(self, heads, lengths):
+        """The decoder to train and parse with: ``decoder``, or the choice of ``"auto"``."""
+        if self.decoder != "auto":
+            return self.decoder
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        share = nonprojective_arc_count(heads, offsets) / max(len(heads), 1)
+        return "eisner" if share <= _MOSTLY_PROJECTIVE else "chu_liu_edmonds"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):
@@ -496,7 +516,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         """Heads of sentence ``s`` of an encoded corpus."""
         scores = self._sentence_scores(data, s)
         if self.order == 1:
-            return _DECODERS[self.decoder](scores)
+            return _DECODERS[self.decoder_](scores)
         start = data["sent_off"][s]
         # one seed for every sentence: a parse does not depend on the batch
         return third_order_decode(scores, start, data["sent_off"][s + 1] - start - 1,
