@@ -12,7 +12,7 @@ own; its figures are kept as JSON in ``--cache-dir`` so that an interrupted
 benchmark can be resumed with ``--reuse``, and runs made in parallel
 (separate invocations with the same cache) reported together with
 ``--report-only``. All figures then go to the
-``lowrank`` section of benchmarks/RESULTS.md.
+``lowrank`` section of benchmarks/RESULTS.md (``lowrank_first<N>`` with ``--limit N``).
 
 Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
 ``nt1`` (gamma 1: no tensor, "NT-1st"), and both without POS tags.
@@ -123,7 +123,7 @@ def seed_table(results):
                               "mean", "sd", "range"], rows) + "\n")
 
 
-def report(results):
+def report(results, limit):
     rows = []
     all_results, results = results, [r for r in results if r.get("seed", 0) == 0]
     for r in results:
@@ -165,7 +165,11 @@ def report(results):
         "prediction speed excludes start-up (kernels compiled and cached first).\n\n"
         + table + "\n\n" + "\n".join(gaps) + "\n" + seed_table(all_results)
     )
-    write_section("lowrank", "LowRankTensorParser (issue 3)", body)
+    if limit:  # a small-data run is issue 14's bar 3, kept apart from the full-data figures
+        write_section(f"lowrank_first{limit}",
+                      f"LowRankTensorParser on the first {limit} training sentences", body)
+    else:
+        write_section("lowrank", "LowRankTensorParser (issue 3)", body)
     print(body)
 
 
@@ -207,7 +211,7 @@ def main():
                                     "--n-epochs", str(args.n_epochs), "--limit", str(args.limit),
                                     "--cache-dir", str(cache)], check=True)
                 results.append(json.loads(path.read_text()))
-    report(results)
+    report(results, args.limit)
 
 
 if __name__ == "__main__":
