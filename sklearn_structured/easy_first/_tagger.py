@@ -223,14 +223,16 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         beam slot; False is the paper's Algorithm 1 verbatim.
     min_feature_count : int, default=2
         Static features seen fewer times in the first training data are dropped.
-    ambiguity_min_count : int or None, default=2
+    ambiguity_min_count : int or None, default=1
         Lower-cased words seen at least this many times in the first training
         data have an ambiguity class (the set of tags they were seen with),
         read as a feature of the word and of its neighbours; rarer and unseen
         words have none. Training sentences get their words' classes from the
         other folds of ``n_folds`` (sentence i in fold i mod ``n_folds``), so
         that, as in new text, a class may lack the word's tag. None: no
-        ambiguity-class features.
+        ambiguity-class features. (EWT UPOS dev, beam 1: 94.56 without,
+        95.15, 95.03 and 95.00 with 1, 2 and 3; 94.76 with 2 and classes
+        read from all the training data.)
     n_folds : int, default=10
         Folds of the jackknifing in ``fit_transform`` and of the training
         sentences' ambiguity classes.
@@ -303,7 +305,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     }
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
-                 merge_states=True, min_feature_count=2, ambiguity_min_count=2, n_folds=10,
+                 merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
                  random_state=None, verbose=0, n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
