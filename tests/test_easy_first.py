@@ -233,6 +233,41 @@ def test_tagger_features_are_the_shared_hash_of_corpus_ids():
     assert lower["the"] > 0 and "cats" not in form and "-" in attrs and "A" in attrs
 
 
+def test_ambiguity_classes_come_from_training_words_seen_often_enough():
+    """The dictionary holds the lower-cased training words seen at least k times, with
+    one id per tag set; a rare or unseen word has no class and no class features."""
+    from sklearn_structured.easy_first._tagger import (jackknifed_class_ids,
+                                                       static_feature_keys)
+
+    train = [[{"form": "The", "upos": "DET"}, {"form": "run", "upos": "NOUN"}],
+             [{"form": "the", "upos": "DET"}, {"form": "run", "upos": "VERB"},
+              {"form": "Rare", "upos": "ADJ"}]]
+    tagger = EasyFirstBeamTagger(n_epochs=1, ambiguity_min_count=2, random_state=0).fit(train)
+    assert list(tagger.ambiguity_words_) == ["run", "the"]  # "rare" was seen once
+    run, the = tagger.ambiguity_ids_
+    assert run != the and min(run, the) > 0
+    test = [["THE", "run", "rare", "walk"]]
+    ids = tagger._dictionary_class_ids(test)
+    assert list(ids) == [the, run, 0, 0]
+    keys, _ = static_feature_keys(test, tagger.vocabularies_, ids)
+    assert (keys[:, -3:] >= 0).all(axis=1).tolist() == [True, True, False, False]
+    assert (keys[:, -5:-3] >= 0).all()  # the neighbours' classes, read for every word
+    # another tagger whose training words have the same tag sets gives them the same ids
+    again = EasyFirstBeamTagger(n_epochs=1, ambiguity_min_count=1).fit(train[::-1])
+    assert set(tagger.ambiguity_ids_) < set(again.ambiguity_ids_)
+    assert not hasattr(EasyFirstBeamTagger(n_epochs=1, ambiguity_min_count=None).fit(train),
+                       "ambiguity_words_")
+
+    # jackknifed: a word gets the class of the other folds' occurrences only
+    words = ["a", "a", "b", "a", "b"]
+    tags = ["X", "Y", "X", "Y", "X"]
+    folds = [0, 1, 0, 2, 1]
+    ids = jackknifed_class_ids(words, tags, folds, 1)
+    assert ids[1] == ids[3] != ids[0]  # {X, Y} for folds 1 and 2's "a", {Y} for fold 0's
+    assert ids[2] == ids[4] and ids[2] > 0
+    assert list(jackknifed_class_ids(words, tags, folds, 2)) == [ids[0], ids[1], 0, ids[3], 0]
+
+
 # --- FEATS and LEMMA targets ------------------------------------------------------
 
 def _seen_forms(X):

@@ -2,7 +2,8 @@
 
 An action assigns tag ``t`` to one untagged word ``j``; after ``n`` actions every
 word is tagged. A word's features are static (its own form, affixes, shape and
-flags, the neighbouring words: hashed by :func:`static_feature_keys`, then rows of
+flags, the neighbouring words, the ambiguity classes of the word and its
+neighbours: hashed by :func:`static_feature_keys`, then rows of
 ``static_rows``, 0 meaning "no such feature")
 plus the tags already given to its neighbours: ``t_{j-1}``, ``t_{j+1}``,
 ``(t_{j-2}, t_{j-1})``, ``(t_{j+1}, t_{j+2})`` and ``(t_{j-1}, t_{j+1})``. A
@@ -30,21 +31,27 @@ OUTSIDE = -2  # the neighbour position lies outside the sentence (ids are never 
 
 
 @njit(cache=True, nogil=True)
-def static_feature_keys(form, lower, attributes, suffix, offsets):
+def static_feature_keys(form, lower, attributes, suffix, ambiguity, offsets):
     """Hashed static features, (n_tokens, n_templates); -1 where one is absent.
 
     Templates: bias, form, lower-cased form, each attribute, each context
-    word, the word pairs (w-1, w), (w, w+1) and (w-1, w+1), and the suffix
-    conjoined with w-1 and with w+1 (every word here lower-cased).
+    word, the word pairs (w-1, w), (w, w+1) and (w-1, w+1), the suffix
+    conjoined with w-1 and with w+1 (every word here lower-cased), and when
+    ``ambiguity`` is not empty the ambiguity classes a(w-1), a(w+1), a(w),
+    (a(w-1), a(w)) and (a(w), a(w+1)).
 
     ``form`` and ``lower`` hold vocabulary ids, ``attributes`` a row of
     word-type attribute ids per token (prefixes, suffixes, shape, flags) and
     ``suffix`` one of those columns; 0 is an absent or unseen attribute,
-    which gives no feature.
+    which gives no feature. ``ambiguity`` holds one class id per token (the
+    set of tags the word had in training), 0 for a rare or unseen word, whose
+    own class templates are then absent; it is empty to leave the class
+    templates out.
     """
     n_tokens, n_attributes = attributes.shape
     n_context = len(_CONTEXT)
-    out = np.full((n_tokens, 3 + n_attributes + n_context + 5), -1, np.int64)
+    n_class = 5 if ambiguity.shape[0] > 0 else 0
+    out = np.full((n_tokens, 3 + n_attributes + n_context + 5 + n_class), -1, np.int64)
     for i in range(len(offsets) - 1):
         lo = offsets[i]
         hi = offsets[i + 1]
@@ -70,6 +77,17 @@ def static_feature_keys(form, lower, attributes, suffix, offsets):
             if suffix[j] > 0:
                 out[j, f + 3] = feature_hash(f + 3, suffix[j], before, 0, 0, 0)
                 out[j, f + 4] = feature_hash(f + 4, suffix[j], after, 0, 0, 0)
+            if n_class > 0:
+                f += 5
+                own = ambiguity[j]
+                before = ambiguity[j - 1] if j > lo else OUTSIDE
+                after = ambiguity[j + 1] if j + 1 < hi else OUTSIDE
+                out[j, f] = feature_hash(f, before, 0, 0, 0, 0)
+                out[j, f + 1] = feature_hash(f + 1, after, 0, 0, 0, 0)
+                if own > 0:
+                    out[j, f + 2] = feature_hash(f + 2, own, 0, 0, 0, 0)
+                    out[j, f + 3] = feature_hash(f + 3, before, own, 0, 0, 0)
+                    out[j, f + 4] = feature_hash(f + 4, own, after, 0, 0, 0)
     return out
 
 

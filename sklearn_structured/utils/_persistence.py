@@ -47,7 +47,8 @@ FORMAT = "sklearn-structured-model"
 # state), mostly-zero arrays are stored by their non-zero cells or rows, and
 # the arc labeller has more templates and keeps the touched cells of a larger table.
 # 6: SpectralTreeScorer's EM parameters have a leading axis, one row per EM run (n_init).
-# 7: LowRankTensorParser keeps the decoder it trained with (decoder_, for decoder="auto").
+# 7: LowRankTensorParser keeps the decoder it trained with (decoder_, for decoder="auto"), and
+# the easy-first tagger reads ambiguity classes (ambiguity_words_, ambiguity_ids_).
 FORMAT_VERSION = 7
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
