@@ -365,14 +365,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         without ambiguity classes."""
         if self.ambiguity_min_count is None:
             return None
-        keys = self.ambiguity_words_
-        ids = np.zeros(sum(len(s) for s in sentences), np.int64)
-        if len(keys) and len(ids):
-            words = np.array(token_values(sentences, "lower"), dtype=str)
-            at = np.minimum(np.searchsorted(keys, words), len(keys) - 1)
-            hit = keys[at] == words
-            ids[hit] = self.ambiguity_ids_[at[hit]]
-        return ids
+        # a dict, made once per fitted model: searching the sorted str array took
+        # 0.1 s per tagger on EWT test, a third of a second of a three-tagger parse
+        classes = self._cached("ambiguity_classes", self.ambiguity_words_, lambda: dict(
+            zip(self.ambiguity_words_.tolist(), self.ambiguity_ids_.tolist())))
+        return np.fromiter((classes.get(w, 0) for w in token_values(sentences, "lower")),
+                           np.int64)
 
     def _training_class_ids(self, sentences, tags):
         """The training tokens' class ids, each from the folds without its sentence
