@@ -117,6 +117,8 @@ def main():
     parser.add_argument("--k", type=int, default=20, help="tag dictionary minimum word count")
     parser.add_argument("--d", type=int, default=100, help="label dimension below M")
     parser.add_argument("--alphas", type=float, nargs="+", default=[1e-5, 1e-4])
+    parser.add_argument("--learned-alphas", type=float, nargs="+", default=None,
+                        help="alpha grid of the learned rows (default: --alphas)")
     parser.add_argument("--nuclear-penalties", type=float, nargs="+", default=[0.0, 1e-3])
     parser.add_argument("--label-learning-rates", type=float, nargs="+", default=[0.3])
     parser.add_argument("--n-rounds", type=int, default=2)
@@ -136,6 +138,8 @@ def main():
     parser.add_argument("--learned-seeds", type=int, nargs="+", default=None,
                         help="seeds of the learned rows (default: --seeds)")
     parser.add_argument("--section", default=None)
+    parser.add_argument("--note", default="",
+                        help="paragraph written above the table (how the grids were chosen)")
     args = parser.parse_args()
     if "SKLEARN_STRUCTURED_DATA" not in os.environ:
         sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
@@ -153,16 +157,17 @@ def main():
 
     common = dict(tag_dictionary=args.k, n_rounds=args.n_rounds, n_epochs=args.n_epochs)
     M = len(counts)
+    learned_alphas = args.learned_alphas or args.alphas
     systems = [("one-hot", dict(label_vectors="onehot"), {"alpha": args.alphas})]
     if not args.skip_learned:
         systems.append((f"learned d={args.d}", dict(n_components=args.d),
-                        {"alpha": args.alphas, "nuclear_penalty": args.nuclear_penalties,
+                        {"alpha": learned_alphas, "nuclear_penalty": args.nuclear_penalties,
                          "label_learning_rate": args.label_learning_rates}))
     if not args.skip_full_rank:
         # d = M: the proximal step would need an SVD of an M x M matrix per step
         systems.append((f"learned d=M={M}, init={args.full_rank_init}",
                         dict(n_components=None, init=args.full_rank_init),
-                        {"alpha": args.alphas, "nuclear_penalty": [0.0],
+                        {"alpha": learned_alphas, "nuclear_penalty": [0.0],
                          "label_learning_rate": args.label_learning_rates}))
     rows = []
     for name, fixed, grid in systems:
@@ -233,7 +238,8 @@ def write(args, parts, rows, systems, M, X, X_test, y_test, rare, load_start, ea
         + "; ".join(f"{name} {dict(grid)}" for name, _, grid in systems)
         + ", chosen on dev with seed 0 (that model is the seed-0 test row); "
         f"test with seeds {args.seeds} (learned rows: {args.learned_seeds or args.seeds}).\n\n"
-        f"{table}\n\n{gains} points (mean over seeds; bar 2: at least +0.3 on all words).\n")
+        + (f"{args.note}\n\n" if args.note else "")
+        + f"{table}\n\n{gains} points (mean over seeds; bar 2: at least +0.3 on all words).\n")
     load_end = os.getloadavg()[0]
     body = (f"CPU seconds of one thread (NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}, "
             f"one BLAS thread); the machine was shared (1-minute load average {load_start:.1f} at "
