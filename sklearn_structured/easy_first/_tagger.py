@@ -372,13 +372,17 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return np.fromiter((classes.get(w, 0) for w in token_values(sentences, "lower")),
                            np.int64)
 
-    def _training_class_ids(self, sentences, tags):
-        """The training tokens' class ids, each from the folds without its sentence
-        (sentence i in fold i mod ``n_folds``), or None without ambiguity classes."""
+    def _flat_classes(self, sentences, tags):
+        """The classes of every training token laid end to end (see :meth:`_classes_of`)."""
+        return [t for row in self._classes_of(sentences, tags) for t in row]
+
+    def _training_class_ids(self, sentences, classes):
+        """The training tokens' ambiguity class ids (``classes``: their flat classes), each
+        from the folds without its sentence (sentence i in fold i mod ``n_folds``), or None
+        without ambiguity classes."""
         if self.ambiguity_min_count is None:
             return None
         words = token_values(sentences, "lower")
-        classes = [t for row in self._classes_of(sentences, tags) for t in row]
         folds = [i % self.n_folds for i, s in enumerate(sentences) for _ in s]
         return jackknifed_class_ids(words, classes, folds, self.ambiguity_min_count)
 
@@ -387,7 +391,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):
-        counts = Counter(t for row in self._classes_of(sentences, tags) for t in row)
+        # for lemmas the classes are edit scripts, costly to derive: once per call
+        classes = self._flat_classes(sentences, tags)
+        counts = Counter(classes)
         if self.target == "lemma":
             forms = [f for row in _forms(sentences) for f in row]
             lemmas = [t for row in tags for t in row]
@@ -410,11 +416,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
-                token_values(sentences, "lower"),
-                [t for row in self._classes_of(sentences, tags) for t in row],
-                self.ambiguity_min_count)
+                token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         keys, _ = static_feature_keys(sentences, self.vocabularies_,
-                                      self._training_class_ids(sentences, tags))
+                                      self._training_class_ids(sentences, classes))
         keys, counts = np.unique(keys[keys >= 0], return_counts=True)
         self.feature_keys_ = keys[counts >= self.min_feature_count]
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
@@ -422,15 +426,15 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags
 
     def _encode_training(self, sentences, tags):
-        static, offsets = self._encode(sentences, self._training_class_ids(sentences, tags))
+        classes = self._flat_classes(sentences, tags)
+        static, offsets = self._encode(sentences, self._training_class_ids(sentences, classes))
         index = {t: k for k, t in enumerate(self.classes_)}
-        classes = self._classes_of(sentences, tags)
         if self.target == "lemma":  # rare scripts train as the most frequent one
             default = index[self.default_script_]
-            gold = np.array([index.get(t, default) for row in classes for t in row], np.int64)
+            gold = np.array([index.get(t, default) for t in classes], np.int64)
             return static, gold, offsets
         try:
-            gold = np.array([index[t] for row in classes for t in row], np.int64)
+            gold = np.array([index[t] for t in classes], np.int64)
         except KeyError as exc:
             raise ValueError(
                 f"tag {exc.args[0]!r} was not in the tag set of the first training data"

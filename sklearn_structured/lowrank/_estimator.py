@@ -23,6 +23,7 @@ from ..utils import (
     check_sentences,
     fit_vocabularies,
     map_ranges,
+    pack_ragged,
 )
 from ..utils._compat import Interval, Options, StrOptions, _fit_context
 from ..utils._training import check_resumable, float16_precision, prediction_weights
@@ -432,16 +433,16 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         encoded = self._initialise(sentences) if reset else None
         data = self._encode(sentences, encoded)
-        flat = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
+        flat, offsets = pack_ragged(heads)
         if reset:
-            self.decoder_ = self._choose_decoder(flat, [len(h) for h in heads])
+            self.decoder_ = self._choose_decoder(flat, offsets)
         return data, flat, (sentences, heads, deprels)
 
-    def _choose_decoder(self, heads, lengths):
-        """The decoder to train and parse with: ``decoder``, or the choice of ``"auto"``."""
+    def _choose_decoder(self, heads, offsets):
+        """The decoder to train and parse with: ``decoder``, or the choice of ``"auto"``
+        (``heads``, ``offsets``: the training trees packed by :func:`pack_ragged`)."""
         if self.decoder != "auto":
             return self.decoder
-        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         share = nonprojective_arc_count(heads, offsets) / max(len(heads), 1)
         return "eisner" if share <= _MOSTLY_PROJECTIVE else "chu_liu_edmonds"
 
