@@ -145,7 +145,7 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
     from sklearn_structured.datasets import load_sample_treebank
     from sklearn_structured.kernels.hill_climbing import full_score
     from sklearn_structured.lowrank import LowRankTensorParser
-    from sklearn_structured.lowrank._estimator import _token_arrays, train_sentence
+    from sklearn_structured.lowrank._estimator import HILL_CLIMBING, _token_arrays, train_sentence
     from sklearn_structured.lowrank._high_order import part_scorer
     from sklearn_structured.lowrank._kernels import Config, Weights, sentence_arc_scores
 
@@ -159,7 +159,7 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
                      np.zeros((parser.n_word_features_, 2)), np.zeros_like(parser.W_))
     sums = Weights(*(np.zeros_like(p) for p in params))
     config = Config(1.0, 1e9, 2**12, True)
-    loss, pred = train_sentence(0, 6, gold, tokens, params, sums, config, None, 0, order=3)
+    loss, pred = train_sentence(0, 6, gold, tokens, params, sums, config, None, 0, HILL_CLIMBING)
     assert loss > 0 and not np.array_equal(pred, gold)
     scores = sentence_arc_scores(0, 6, tokens, params, config)[0]
     scorer = part_scorer(0, 6, tokens, params.theta, 2**12, 1.0)

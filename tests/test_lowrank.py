@@ -63,6 +63,21 @@ def test_auto_decoder_follows_the_projectivity_of_the_training_trees(fitted, sam
     assert LowRankTensorParser(**SMALL, decoder="eisner").fit(sentences, crossing).decoder_ == "eisner"
 
 
+@pytest.mark.parametrize("decoder", ["eisner", "chu_liu_edmonds"])
+def test_third_order_parses_within_the_first_order_decoders_tree_class(sample, decoder):
+    from test_decoding_oracle import is_projective, is_tree
+
+    X, y, X_test, y_test = sample
+    parser = LowRankTensorParser(**SMALL, order=3, decoder=decoder).fit(X[:60], y[:60])
+    predicted = parser.predict(X_test[:30])
+    assert all(is_tree(h, single_root=True) for h in predicted)
+    if decoder == "eisner":
+        assert all(is_projective(h) for h in predicted)
+    else:  # the non-projective search does leave the projective trees
+        assert not all(is_projective(h) for h in parser.predict(X[:60]))
+    assert parser.score(X_test[:30], y_test[:30]) > branching_baseline(y_test[:30], X_test[:30])
+
+
 def test_predictions_are_trees_and_nbest_is_consistent(fitted, sample):
     _, _, X_test, _ = sample
     for heads in fitted.predict(X_test[:20]):
