@@ -644,8 +644,13 @@ def diagnosis(cache):
     curves = [r for r in c["runs"] if r["estimator"] != "spectral"]
     final = {name: np.mean([r["validation_curve"][-1] for r in curves if r["estimator"] == name])
              for name in ("em", "spectral+em")}
-    return (
-        "### Why the spectral estimate does not help, and what does\n\n"
+    reached = sum(
+        max(r["validation_curve"]) >= next(q["validation_curve"][-1] for q in curves
+                                           if q["estimator"] == "em" and q["seed"] == r["seed"])
+        for r in curves if r["estimator"] == "spectral+em")
+    spectra = cache.get("span", {}).get("spectra")
+    text = (
+        "### Why the spectral estimate does not help alone, and what it is good for\n\n"
         f"- Even when the data come from the model, the method-of-moments estimate at EWT size "
         f"does not tell a tree from its one-word reattachments: on the synthetic corpus above it "
         f"has the true model's sign on {100 * est['spectral']['agreement']:.0f}% of the pairs "
@@ -657,22 +662,39 @@ def diagnosis(cache):
         f"the dev trees of {by_length[0][0]}-{by_length[0][1]} words to "
         f"{100 * by_length[3][3]:.0f}% at {by_length[3][0]}-{by_length[3][1]} words."
         + ("" if "span" not in cache else
-           " Part of the noise is the embedding: on all the training trees it leaves "
+           " Most of the noise is the embedding: on all the training trees it leaves "
            + ", ".join(f"{100 * r['missed']:.0f}% ({r['embedding']})" for r in cache["span"]["rows"]
                        if r["n"] == max(q["n"] for q in cache["span"]["rows"]))
-           + " of the norm of O outside span(U).")
-        + "\n"
+           + " of the norm of O outside span(U)")
+        + ("" if not spectra else
+           f", because the word-context counts barely resolve the states: of their singular "
+           f"values, only {spectra[-1]['above']} stand above the second of the same tokens "
+           f"shuffled (k = {cache['span']['n_states']} would need {cache['span']['n_states']}); "
+           f"this is sampling noise ({c['vocabulary_size']:,} words, about "
+           f"{c['n_train_tokens'] / c['vocabulary_size']:.0f} tokens each), not a fault of a step")
+        + ".\n"
         f"- On real EWT trees the share of non-positive estimates is "
         f"{100 * first['spectral']['nonpositive_train']:.0f}% of the training trees and "
         f"{100 * first['spectral']['nonpositive_dev']:.0f}% of the dev trees; fitted by EM, the "
         f"same model gives a held-out log-likelihood of {first['em']['dev_log_likelihood']:.2f} "
         "nats per token, and every probability is positive.\n"
-        f"- The spectral estimate is not a useful start for EM at this size either: started from "
-        f"it, EM ends at a held-out log-likelihood of {final['spectral+em']:.3f} on average over "
-        f"the seeds, against {final['em']:.3f} from random starts (true model: "
-        f"{c['true_dev_log_likelihood']:.3f})."
-        + "".join(rerank_reading(cache[key]) for key in sorted(cache)
-                  if key.startswith("rerank_gamma0.3")))
+        f"- As a start for EM (its emissions read off the operators, flat pi and T), the spectral "
+        f"estimate leads EM to a held-out log-likelihood of {final['spectral+em']:.3f} on average "
+        f"over the seeds, against {final['em']:.3f} from random starts (true model: "
+        f"{c['true_dev_log_likelihood']:.3f}); it reaches the random start's final value in "
+        f"{reached} of {len(c['seeds'])} seeds."
+    )
+    if "true_span" in c:
+        rows = {r["embedding"]: r for r in c["true_span"]["rows"]}
+        got, ideal = rows["estimated (svd)"], rows["true span of O"]
+        text += (
+            " With the true span of O in place of U (moments from the same trees) the emissions "
+            f"read off the operators match the true ones with a mean cosine of {ideal['cosine_mean']:.2f} "
+            f"(against {got['cosine_mean']:.2f}) and EM is at {ideal['first']:.3f} after one "
+            f"iteration and ends at {ideal['final']:.3f} (against {got['final']:.3f}): the step from "
+            "operators to probabilities is sound, the embedding is what limits the start.")
+    return text + "".join(rerank_reading(cache[key]) for key in sorted(cache)
+                          if key.startswith("rerank_gamma0.3"))
 
 
 def rerank_reading(r):
