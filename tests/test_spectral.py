@@ -104,11 +104,13 @@ def test_em_likelihood_never_decreases_and_spectral_start_helps():
     for est in fits.values():
         assert np.all(np.diff(est.log_likelihoods_) >= -1e-10)
         assert est.n_iter_ == 15 and len(est.validation_log_likelihoods_) == 15
-    # the spectral start is already close to the truth
+    # from the spectral emissions EM is near the truth within a few iterations
+    # and ahead of the random start at every one
     truth = log_prob[4000:].sum() / sum(len(s) for s in X_val)
-    assert fits["spectral+em"].validation_log_likelihoods_[0] > truth - 0.05
-    assert fits["spectral+em"].validation_log_likelihoods_[-1] > fits["em"].validation_log_likelihoods_[-1]
-    assert fits["spectral+em"].validation_log_likelihoods_[0] > fits["em"].validation_log_likelihoods_[0]
+    spectral, random = (np.array(fits[name].validation_log_likelihoods_)
+                        for name in ("spectral+em", "em"))
+    assert spectral[4] > truth - 0.03
+    assert np.all(spectral > random)
 
 
 def test_em_converges_and_reports(capsys):

@@ -13,7 +13,11 @@ from sklearn_structured.kernels.latent_tree import (
     expected_counts,
 )
 from sklearn_structured.spectral._kernels import count_moments, spectral_log_probs
-from sklearn_structured.spectral._scorer import operators_from_moments, probabilities_from_operators
+from sklearn_structured.spectral._scorer import (
+    _real_eigenbasis,
+    operators_from_moments,
+    probabilities_from_operators,
+)
 from sklearn_structured.utils import find_heads_error, pack_ragged
 
 
@@ -238,6 +242,42 @@ def test_population_operators_give_back_the_model():
         embedding, root, operators, np.random.default_rng(0))
     np.testing.assert_allclose(exact_log_probs(ids, heads, offsets, start, transitions, emissions),
                                log_prob, rtol=0, atol=1e-6)
+
+
+def test_real_eigenbasis_keeps_complex_pairs_apart():
+    """A complex-conjugate pair of eigenvectors becomes its real and imaginary
+    parts: a real basis in which the matrix is block diagonal, where the
+    real parts alone would repeat a column."""
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(3, 3))
+    A = P @ np.array([[0.5, -0.8, 0.0], [0.8, 0.5, 0.0], [0.0, 0.0, 2.0]]) @ np.linalg.inv(P)
+    values, vectors = np.linalg.eig(A)
+    assert np.count_nonzero(values.imag) == 2
+    basis = _real_eigenbasis(values, vectors)
+    assert np.linalg.matrix_rank(vectors.real) == 2
+    assert np.linalg.matrix_rank(basis) == 3
+    real = int(np.flatnonzero(values.imag == 0)[0])
+    pair = [i for i in range(3) if i != real]
+    D = np.linalg.solve(basis, A @ basis)
+    np.testing.assert_allclose(D[real, pair], 0, atol=1e-10)
+    np.testing.assert_allclose(D[pair, real], 0, atol=1e-10)
+    assert D[real, real] == pytest.approx(2.0)
+
+
+def test_noisy_operators_give_distinct_states():
+    """Noisy operators often make a random mix's eigenvalues complex; the
+    emissions read off them still have k distinct columns."""
+    _, y, _, model, *_ = small_corpus(60, n_states=3, max_length=9)
+    embedding, _ = np.linalg.qr(model["emissions"])
+    root, pairs, triples = population_moments(y, model, embedding)
+    operators, _ = operators_from_moments(pairs, triples)
+    noise = np.random.default_rng(1).normal(size=operators.shape)
+    noisy = operators + 0.3 * np.abs(operators).mean() * noise
+    for seed in range(20):
+        emissions = probabilities_from_operators(embedding, root, noisy,
+                                                 np.random.default_rng(seed))[2]
+        singular = np.linalg.svd(emissions, compute_uv=False)
+        assert singular[-1] > 1e-3 * singular[0]
 
 
 def test_words_laid_on_given_trees():
