@@ -144,19 +144,21 @@ def seed_table(results):
 def order_table(results):
     """Lei et al. (2014) Table 2's layout: test UAS of the four models per treebank (seed 0)."""
     by_key = {(r["treebank"], r["config"]): r for r in results if r.get("seed", 0) == 0}
-    rows = []
+    rows, missing = [], []
     for tb in TREEBANKS:
         runs = [by_key.get((tb, config)) for config in ("nt1", "full", "nt3", "full3")]
         if not any(runs):
+            missing.append(TREEBANKS[tb])
             continue
         cells = [f"{r['uas']:.2f}" if r else "not run" for r in runs]
         gain = (f"{runs[3]['uas'] - runs[1]['uas']:+.2f}" if runs[1] and runs[3] else "")
         times = [f"{r['train_cpu']:.0f} / {r['predict_per_s_cpu']:.0f}" if r else ""
                  for r in (runs[1], runs[3])]
         rows.append([TREEBANKS[tb], *cells, gain, *times])
-    return markdown_table(
+    table = markdown_table(
         ["treebank", "NT-1st", "first order", "NT-3rd", "third order", "third - first",
          "first order: train CPU s / parse sent/s (CPU)", "third order: the same"], rows)
+    return table + (f"\n\nNot run: {', '.join(missing)}." if missing else "")
 
 
 def report(results, limit):
