@@ -171,7 +171,7 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
     from sklearn_structured.spectral._scorer import (
         _EMIterations,
         operators_from_moments,
-        probabilities_from_operators,
+        spectral_em_start,
     )
     from sklearn_structured.utils import pack_ragged
 
@@ -186,10 +186,9 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
     for name, U in (("estimated (svd)", est.embedding_), ("true span of O", np.linalg.qr(O)[0])):
         root_sum, pairs, triples, head_second, view_second = count_moments(ids, heads, offsets, U)
         operators, _ = operators_from_moments(pairs, triples, head_second, view_second, est.rcond)
-        emissions = probabilities_from_operators(U, root_sum / np.count_nonzero(heads == 0),
-                                                 operators, np.random.default_rng(seed))[2]
-        k = n_states
-        start = (np.full(k, 1.0 / k), np.full((2, k, k), 1.0 / k), emissions)
+        start = spectral_em_start(U, root_sum / np.count_nonzero(heads == 0), operators,
+                                  np.random.default_rng(seed))
+        emissions = start[2]
         run = _EMIterations(est, (ids, heads, offsets), ids.shape[0], start, validation)
         run.run(max_iter, name="true_span", verbose=0, validation=validation)
         cosines = _matched_cosines(emissions, O)

@@ -10,6 +10,8 @@ from sklearn_structured.metrics import attachment_score, uas_scorer
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
+from test_decoding_oracle import is_projective, is_tree
+
 SMALL = dict(rank=4, n_epochs=1, n_features=2**14, random_state=0)
 
 
@@ -65,8 +67,6 @@ def test_auto_decoder_follows_the_projectivity_of_the_training_trees(fitted, sam
 
 @pytest.mark.parametrize("decoder", ["eisner", "chu_liu_edmonds"])
 def test_third_order_parses_within_the_first_order_decoders_tree_class(sample, decoder):
-    from test_decoding_oracle import is_projective, is_tree
-
     X, y, X_test, y_test = sample
     parser = LowRankTensorParser(**SMALL, order=3, decoder=decoder).fit(X[:60], y[:60])
     predicted = parser.predict(X_test[:30])

@@ -268,6 +268,20 @@ def probabilities_from_operators(embedding, root_vector, operators, rng):
     return start, transitions, emissions
 
 
+def spectral_em_start(embedding, root_vector, operators, rng):
+    """The ``"spectral+em"`` start ``(pi, T, O)``: the emissions read off the
+    operators, with flat pi and T.
+
+    Only the emissions: T = G^-1 W compounds the error of two estimated
+    inverses and, at treebank size, starts EM in a worse optimum; with flat
+    pi and T the first E-step places each token's state by its word alone
+    and the M-step estimates T.
+    """
+    emissions = probabilities_from_operators(embedding, root_vector, operators, rng)[2]
+    k = emissions.shape[1]
+    return np.full(k, 1.0 / k), np.full((2, k, k), 1.0 / k), emissions
+
+
 class _EMIterations(EpochTrainer):
     """EM on the given trees: one iteration is an E-step (inside-outside over
     every training sentence, on threads) and an M-step (normalised expected
@@ -520,14 +534,8 @@ class SpectralTreeScorer(SentenceEstimator):
             if self.estimator == "em":
                 start = self._random_start(ids, rng)
             else:
-                # only the emissions: T = G^-1 W compounds the error of two
-                # estimated inverses and, at treebank size, starts EM in a worse
-                # optimum; with flat pi and T the first E-step places each
-                # token's state by its word alone and the M-step estimates T
-                emissions = probabilities_from_operators(self.embedding_, self.root_vector_,
-                                                         self.operators_, rng)[2]
-                k = self.n_components
-                start = (np.full(k, 1.0 / k), np.full((2, k, k), 1.0 / k), emissions)
+                start = spectral_em_start(self.embedding_, self.root_vector_,
+                                          self.operators_, rng)
             run = _EMIterations(self, (ids, flat_heads, offsets), ids.shape[0], start, validation)
             run.run(self.max_iter, name=type(self).__name__, verbose=self.verbose,
                     validation=validation)
