@@ -27,21 +27,22 @@ r-th token (-1: unused; start and end read -1 and -2) and ``conj`` adds the
 part's direction pattern (1) or that and a binned distance (2). The feature
 id is ``feature_hash(number, v0, v1, v2, v3, conj) % n_features``.
 
-Decoding: initial trees are drawn by Wilson's random walk from
-``exp(arc score)`` over the candidate heads; hill climbing then moves one
-word at a time to its best candidate head under the full score (never
-creating a cycle) until no move helps; restarts go on until ``patience``
-restarts in a row bring no better tree. The first climb starts from the
-best first-order tree instead of a sample. The candidate heads of a word are
-those within ``margin`` of its best arc score, plus its head in the best
+Decoding: hill climbing moves one word at a time to its best candidate
+head under the full score (never creating a cycle) until no move helps;
+restarts go on until ``patience`` restarts in a row bring no better tree.
+The first climb starts from the best first-order tree. Zhang et al. draw
+the other start trees by Wilson's random walk from ``exp(arc score)`` over
+the candidate heads (``random_walk=True``); by default (our addition) each
+restart starts from the best tree under the arc scores plus Gumbel noise of
+scale ``perturbation`` instead. The candidate heads of a word are those
+within ``margin`` of its best arc score, plus its head in the best
 first-order tree, so the candidates always hold a tree. With
 ``single_root`` a word moves onto the root only by swapping places with the
 current root child (which takes a head in the word's subtree). With
 ``projective`` (our addition, for treebanks whose trees hardly ever cross)
-the search keeps to projective trees: the first tree is Eisner's, restarts
-are Eisner trees under Gumbel-perturbed arc scores, and a move that would
-make arcs cross is not taken. Hamming cost augmentation is the caller's: it
-adds the cost to the arc scores.
+the search keeps to projective trees: its start trees are Eisner's, and a
+move that would make arcs cross is not taken. Hamming cost augmentation is
+the caller's: it adds the cost to the arc scores.
 """
 
 from typing import NamedTuple
@@ -81,9 +82,11 @@ class ClimbSettings(NamedTuple):
     # search projective trees only (single root): starts from Eisner trees, moves
     # that would make an arc cross are skipped
     projective: bool = False
-    # projective restarts: Eisner trees under arc scores plus Gumbel noise of this
-    # scale (EWT dev, third-order model: 0.25 beat 0.1, 0.5, 1, 2 and 4)
+    # restarts: best trees under arc scores plus Gumbel noise of this scale (EWT dev,
+    # projective third-order model: 0.25 beat 0.1, 0.5, 1, 2 and 4) ...
     perturbation: float = 0.25
+    # ... or Zhang et al.'s random-walk samples (non-projective search only)
+    random_walk: bool = False
 
 
 class Memo(NamedTuple):
@@ -674,17 +677,19 @@ def hill_climbing_decode(arc_scores, scorer, settings):
     climbs = 0
     while stale < settings.patience:
         # the first climb starts from the best first-order tree (our addition:
-        # with trained scores it is near the optimum), the others from samples
+        # with trained scores it is near the optimum), the others from random start trees
         if climbs == 0:
             hd[1:] = first
-        elif settings.projective:
-            # a projective sample: the best tree under Gumbel-perturbed arc scores
-            noise = -np.log(-np.log(np.random.random(arc_scores.shape)))
-            hd[1:] = eisner_argmax(arc_scores + settings.perturbation * noise)
-        else:
+        elif settings.random_walk and not settings.projective:
             sample_tree(off, heads, cum, first, n, hd)
             if settings.single_root:
                 _keep_one_root_child(arc_scores, hd, off, heads)
+        else:
+            noise = settings.perturbation * -np.log(-np.log(np.random.random(arc_scores.shape)))
+            if settings.projective:
+                hd[1:] = eisner_argmax(arc_scores + noise)
+            else:
+                hd[1:] = chu_liu_edmonds_argmax(arc_scores + noise, settings.single_root)
         climb(arc_scores, hd, off, heads, scorer, memo, settings.single_root or settings.projective,
               settings.projective)
         climbs += 1
