@@ -83,7 +83,8 @@ class EasyFirstBase(SentenceEstimator, ABC):
     @abstractmethod
     def _start(self, sentences, targets):
         """Fit the vocabularies of the first training data; return the weight table's
-        shape ``(rows, n_actions)``."""
+        shape ``(rows, n_actions)`` and the data as :meth:`_encode_training` encodes it
+        (one pass over what both need)."""
 
     @abstractmethod
     def _encode_training(self, sentences, targets):
@@ -109,8 +110,9 @@ class EasyFirstBase(SentenceEstimator, ABC):
                                            self.average)
 
     def _init_state(self, sentences, targets):
+        """Fresh weights and counters; returns the encoded training data."""
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        rows, n_actions = self._start(sentences, targets)
+        (rows, n_actions), data = self._start(sentences, targets)
         self.training_state_ = {"weights": np.zeros((rows, n_actions)),
                                 "sums": np.zeros((rows, n_actions)), "seen": np.zeros(1)}
         self._store_prediction_weights()
@@ -119,6 +121,7 @@ class EasyFirstBase(SentenceEstimator, ABC):
         self.n_updates_ = 0
         self.n_invalid_updates_ = 0
         self.update_records_ = np.zeros((0, 5))
+        return data
 
     def _check_resumable(self):
         """Whether ``partial_fit`` starts afresh; raise if it cannot go on from ``fit``."""
@@ -127,11 +130,16 @@ class EasyFirstBase(SentenceEstimator, ABC):
         check_resumable(self, self.training_state_)
         return False
 
-    def _train(self, sentences, targets, n_epochs, X_val, y_val, *, keep_training_state):
+    def _training_data(self, sentences, targets, reset):
+        """The encoded training data, after fresh weights when ``reset``."""
+        if reset:
+            return self._init_state(sentences, targets)
+        return self._encode_training(sentences, targets)
+
+    def _train(self, data, n_sentences, n_epochs, X_val, y_val, *, keep_training_state):
         """Run the epochs; ``fit`` drops the training state after them, ``partial_fit``
         keeps it to go on from (it is twice the float64 size of the model)."""
-        data = self._encode_training(sentences, targets)
-        _PerceptronEpochs(self, data, len(sentences)).run(
+        _PerceptronEpochs(self, data, n_sentences).run(
             n_epochs, name=type(self).__name__, verbose=self.verbose,
             validation=None if X_val is None else (X_val, y_val))
         if not keep_training_state:

@@ -149,10 +149,10 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         self
         """
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
-        self._init_state(sentences, heads)
+        data = self._training_data(sentences, heads, reset=True)
         self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True,
                          keep_training_state=False)
-        return self._train(sentences, heads, self.n_epochs, X_val, y_val,
+        return self._train(data, len(sentences), self.n_epochs, X_val, y_val,
                            keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -164,14 +164,13 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         """
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         reset = self._check_resumable()
-        if reset:
-            self._init_state(sentences, heads)
+        data = self._training_data(sentences, heads, reset)
         self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True)
-        return self._train(sentences, heads, 1, X_val, y_val, keep_training_state=True)
+        return self._train(data, len(sentences), 1, X_val, y_val, keep_training_state=True)
 
     def _start(self, sentences, heads):
         self.vocabularies_ = fit_vocabularies(sentences, ("lower", self.pos))
-        return 1 << self.hash_bits, 2
+        return (1 << self.hash_bits, 2), self._encode_training(sentences, heads)
 
     def _encode_training(self, sentences, heads):
         encoded = _encode_sentences(sentences, self.vocabularies_, self.pos)

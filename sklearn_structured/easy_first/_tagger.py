@@ -417,17 +417,24 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
-        keys, _ = static_feature_keys(sentences, self.vocabularies_,
-                                      self._training_class_ids(sentences, classes))
+        class_ids = self._training_class_ids(sentences, classes)
+        keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids)
         keys, counts = np.unique(keys[keys >= 0], return_counts=True)
         self.feature_keys_ = keys[counts >= self.min_feature_count]
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
-        return self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags
+        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags)
+        return shape, self._training_arrays(sentences, classes, class_ids)
 
     def _encode_training(self, sentences, tags):
         classes = self._flat_classes(sentences, tags)
-        static, offsets = self._encode(sentences, self._training_class_ids(sentences, classes))
+        return self._training_arrays(sentences, classes,
+                                     self._training_class_ids(sentences, classes))
+
+    def _training_arrays(self, sentences, classes, class_ids):
+        """Static features, gold class indices and offsets of the training tokens
+        (``classes``: their flat classes, ``class_ids``: their ambiguity class ids)."""
+        static, offsets = self._encode(sentences, class_ids)
         index = {t: k for k, t in enumerate(self.classes_)}
         if self.target == "lemma":  # rare scripts train as the most frequent one
             default = index[self.default_script_]
@@ -467,8 +474,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self
         """
         sentences, tags = self._gold_tags(X, y)
-        self._init_state(sentences, tags)
-        return self._train(sentences, tags, self.n_epochs, X_val, y_val,
+        data = self._training_data(sentences, tags, reset=True)
+        return self._train(data, len(sentences), self.n_epochs, X_val, y_val,
                            keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -478,9 +485,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
         sentences, tags = self._gold_tags(X, y)
-        if self._check_resumable():
-            self._init_state(sentences, tags)
-        return self._train(sentences, tags, 1, X_val, y_val, keep_training_state=True)
+        data = self._training_data(sentences, tags, self._check_resumable())
+        return self._train(data, len(sentences), 1, X_val, y_val, keep_training_state=True)
 
     def _tag(self, X):
         sentences = check_sentences(X)
