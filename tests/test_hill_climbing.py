@@ -19,7 +19,7 @@ from sklearn_structured.kernels.hill_climbing import (
     candidate_heads,
     full_score,
     hill_climbing_decode,
-    is_projective,
+    arc_crosses,
     new_memo,
 )
 from sklearn_structured.lowrank._high_order import PART_OFFSETS, TEMPLATES
@@ -106,10 +106,44 @@ def test_projective_cost_augmented_decoder_finds_the_most_violating_projective_t
     assert _hit_rate(300, True, cost=True, projective=True) >= 0.99
 
 
-def test_projectivity_check_agrees_with_crossing_arcs():
-    for n in range(1, 6):
-        for tree in all_trees(n):
-            assert is_projective(np.concatenate([[-1], tree])) == has_no_crossing_arcs(tree)
+def _subtree(tree, m):
+    return [x for x in range(1, len(tree) + 1) if x == m or _is_below(tree, x, m)]
+
+
+def _is_below(tree, x, m):
+    while x != 0:
+        x = tree[x - 1]
+        if x == m:
+            return True
+    return False
+
+
+def test_crossing_check_agrees_with_the_moved_trees():
+    checked = 0
+    for n in range(2, 7):
+        for tree in all_trees(n, projective=True, single_root=True):
+            hd = np.concatenate([[-1], tree])
+            root_child = int(np.flatnonzero(tree == 0)[0]) + 1
+            for m in range(1, n + 1):
+                # a move: m under any head outside its subtree
+                for h in set(range(n + 1)) - set(_subtree(tree, m)):
+                    moved = tree.copy()
+                    moved[m - 1] = h
+                    assert arc_crosses(hd, h, m, -1) == (not has_no_crossing_arcs(moved))
+                    checked += 1
+                if m == root_child:
+                    continue
+                # a swap: m onto the root, the old root child under a word of m's subtree
+                swapped = hd.copy()
+                swapped[m] = 0
+                for h in _subtree(tree, m):
+                    final = swapped[1:].copy()
+                    final[root_child - 1] = h
+                    crossing = (arc_crosses(swapped, h, root_child, -1)
+                                or arc_crosses(swapped, 0, m, root_child))
+                    assert crossing == (not has_no_crossing_arcs(final))
+                    checked += 1
+    assert checked > 10_000
 
 
 def test_local_gain_equals_the_change_of_the_whole_tree_score():

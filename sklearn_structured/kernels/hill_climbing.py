@@ -548,24 +548,23 @@ def _preorder(hd):
 
 
 @njit(cache=True, nogil=True)
-def is_projective(hd):
-    """Whether the tree (``hd[1:]`` heads, ``hd[0]`` unused) has no crossing arcs:
-    every subtree covers a contiguous span of words."""
-    n = len(hd) - 1
-    low = np.arange(n + 1)
-    high = np.arange(n + 1)
-    size = np.ones(n + 1, dtype=np.int64)
-    order = _preorder(hd)
-    for i in range(n - 1, -1, -1):  # dependents before their heads
-        m = order[i]
-        h = hd[m]
-        low[h] = min(low[h], low[m])
-        high[h] = max(high[h], high[m])
-        size[h] += size[m]
-    for m in range(1, n + 1):
-        if high[m] - low[m] + 1 != size[m]:
-            return False
-    return True
+def arc_crosses(hd, h, m, skip):
+    """Whether the arc h -> m crosses the arc of a word other than m and ``skip``.
+
+    When the tree's other arcs do not cross, this is whether hanging m from
+    h makes the tree non-projective (the root, at position 0, lies outside
+    every arc). O(n) and allocation-free: it runs for every move tried.
+    """
+    lo = min(h, m)
+    hi = max(h, m)
+    for a in range(1, len(hd)):
+        if a == m or a == skip:
+            continue
+        left = min(a, hd[a])
+        right = max(a, hd[a])
+        if lo < left < hi < right or left < lo < right < hi:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -574,14 +573,18 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, under, allow_root, p
 
     Candidates creating a cycle are skipped, and so is the root unless
     ``allow_root``; with ``under >= 0`` only heads in the subtree of
-    ``under`` qualify; with ``projective``, a head that would make arcs cross
-    is skipped (checked only for a head that would be the best). One loop evaluates the current head (first) and the
-    candidates, so the costly :func:`attach_score` is compiled in once.
+    ``under`` qualify (``under`` then hangs from the root in place of w, the
+    root child); with ``projective``, a head that would make arcs cross is
+    skipped (checked only for a head that would be the best). One loop
+    evaluates the current head (first) and the candidates, so the costly
+    :func:`attach_score` is compiled in once.
     """
     old = hd[w]
     base = -np.inf
     best = -np.inf
     best_h = old
+    # a root arc to ``under`` that crosses an arc staying in place rules out every head
+    blocked = projective and under >= 0 and arc_crosses(hd, 0, under, w)
     for j in range(off[w] - 1, off[w + 1]):
         h = old if j < off[w] else heads[j]
         if j >= off[w]:
@@ -593,12 +596,8 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, under, allow_root, p
         if j < off[w]:
             base = value
         elif value > best:
-            if projective:
-                hd[w] = h
-                crossing = not is_projective(hd)
-                hd[w] = old
-                if crossing:
-                    continue
+            if projective and (blocked or arc_crosses(hd, h, w, -1)):
+                continue
             best = value
             best_h = h
     return best_h, best, base
