@@ -25,8 +25,9 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     Bar 1. LowRankTensorParser (first order, projective 50-best) on EWT. The
     scorer's estimator is chosen on held-out training lists (rerankers
     trained on 2/3 of the cross-fitted training lists, scored on the other
-    third; best mean over ``--selection-seeds``); then the test UAS of the base parser, the reranker with the two
-    baseline POS templates, the reranker with those plus the default
+    third; best mean over ``--selection-seeds``); then the test UAS of the
+    base parser, the reranker with the two baseline POS templates, the
+    reranker with those plus the default
     SpectralTreeScorer, over several seeds, with a paired bootstrap CI of
     the gain over test sentences. ``--parser-gamma 1`` uses the tensor-free
     NT-1st parser instead, the analogue of the paper's MSTParser;
