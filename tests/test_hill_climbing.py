@@ -107,15 +107,15 @@ def test_projective_cost_augmented_decoder_finds_the_most_violating_projective_t
 
 
 def _subtree(tree, m):
-    return [x for x in range(1, len(tree) + 1) if x == m or _is_below(tree, x, m)]
-
-
-def _is_below(tree, x, m):
-    while x != 0:
-        x = tree[x - 1]
-        if x == m:
-            return True
-    return False
+    """m and the words below it (``tree``: heads of words 1..n)."""
+    inside = {m}
+    for x in range(1, len(tree) + 1):
+        up = x
+        while up not in (0, m):
+            up = tree[up - 1]
+        if up == m:
+            inside.add(x)
+    return inside
 
 
 def test_crossing_check_agrees_with_the_moved_trees():
@@ -126,7 +126,7 @@ def test_crossing_check_agrees_with_the_moved_trees():
             root_child = int(np.flatnonzero(tree == 0)[0]) + 1
             for m in range(1, n + 1):
                 # a move: m under any head outside its subtree
-                for h in set(range(n + 1)) - set(_subtree(tree, m)):
+                for h in set(range(n + 1)) - _subtree(tree, m):
                     moved = tree.copy()
                     moved[m - 1] = h
                     assert arc_crosses(hd, h, m, -1) == (not has_no_crossing_arcs(moved))
