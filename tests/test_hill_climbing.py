@@ -15,6 +15,7 @@ from sklearn_structured.kernels import eisner_argmax
 from sklearn_structured.kernels.hill_climbing import (
     ClimbSettings,
     PartScorer,
+    attach_buffer,
     attach_score,
     candidate_heads,
     full_score,
@@ -161,8 +162,9 @@ def test_local_gain_equals_the_change_of_the_whole_tree_score():
                 if h == m or not is_tree(moved[1:]):
                     continue
                 memo = new_memo(n, n * n)
-                gain = (attach_score(arc_scores, hd, m, h, scorer, memo)
-                        - attach_score(arc_scores, hd, m, hd[m], scorer, memo))
+                parts = attach_buffer(n)
+                gain = (attach_score(arc_scores, hd, m, h, scorer, memo, parts)
+                        - attach_score(arc_scores, hd, m, hd[m], scorer, memo, parts))
                 change = (full_score(arc_scores, moved[1:], scorer, memo)
                           - full_score(arc_scores, tree, scorer, memo))
                 assert gain == pytest.approx(change, abs=1e-9)

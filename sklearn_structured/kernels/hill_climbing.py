@@ -356,18 +356,24 @@ def _outer(hd, h, x, n):
     return n + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def attach_buffer(n):
+    """Scratch rows (sign, type, tokens) for the parts :func:`attach_score` lists,
+    allocated once per climb rather than once per candidate head."""
+    return np.empty((2 * n + 16, 6), dtype=np.int64)
+
+
 @njit(cache=True, nogil=True)
-def attach_score(arc_scores, hd, m, h, scorer, memo):
+def attach_score(arc_scores, hd, m, h, scorer, memo, parts):
     """Score of the parts that change when m hangs from h, minus the parts m's absence makes.
 
     The tree score with m under h is a constant (the tree without m)
     plus this, so moving m from h to h' gains ``attach(h') - attach(h)``.
-    Reads the heads of every word but m. The parts are listed, then scored
-    in one call: fewer call sites keep the compiled code (and its compile
-    time) small.
+    Reads the heads of every word but m. The parts are listed into the
+    scratch rows ``parts`` (:func:`attach_buffer`), then scored in one call:
+    fewer call sites keep the compiled code (and its compile time) small.
     """
     n = len(hd) - 1
-    parts = np.empty((2 * n + 16, 6), dtype=np.int64)  # sign, type, tokens
     k = 0
     g = hd[h] if h != 0 else -1
     if h != 0:
@@ -569,7 +575,7 @@ def arc_crosses(hd, h, m, skip):
 
 
 @njit(cache=True, nogil=True)
-def _best_head(arc_scores, hd, w, off, heads, scorer, memo, under, allow_root, projective):
+def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, under, allow_root, projective):
     """Best candidate head of w: ``(head, its attach score, attach score of w's current head)``.
 
     Candidates creating a cycle are skipped, and so is the root unless
@@ -593,7 +599,7 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, under, allow_root, p
                 continue
             if under >= 0 and not _descends(hd, h, under):
                 continue
-        value = attach_score(arc_scores, hd, w, h, scorer, memo)
+        value = attach_score(arc_scores, hd, w, h, scorer, memo, parts)
         if j < off[w]:
             base = value
         elif value > best:
@@ -614,13 +620,20 @@ def climb(arc_scores, hd, off, heads, scorer, memo, single_root, projective):
     ``projective``, only moves that keep the tree projective are made.
     """
     n = len(hd) - 1
+    parts = attach_buffer(n)
+    # a word that found no better head is not tried again until some word moves:
+    # it would find none again (the same trees as trying every word every sweep)
+    moves = 0
+    settled_at = np.full(n + 1, -1, dtype=np.int64)
     improved = True
     while improved:
         improved = False
         for m in _preorder(hd):
+            if settled_at[m] == moves:
+                continue
             old = hd[m]
-            best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, -1,
-                                            not single_root, projective)
+            best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, parts,
+                                            -1, not single_root, projective)
             gain = best - base
             root_child = -1
             swap_head = -1
@@ -636,10 +649,10 @@ def climb(arc_scores, hd, off, heads, scorer, memo, single_root, projective):
                 # moment), then the old root child under m
                 hd[m] = 0
                 r_head, r_best, r_base = _best_head(arc_scores, hd, root_child, off, heads,
-                                                    scorer, memo, m, False, projective)
+                                                    scorer, memo, parts, m, False, projective)
                 hd[m] = old
                 swap_gain = (r_best - r_base
-                             + attach_score(arc_scores, hd, m, 0, scorer, memo) - base)
+                             + attach_score(arc_scores, hd, m, 0, scorer, memo, parts) - base)
                 if swap_gain > gain and swap_gain > _TOLERANCE:
                     gain = swap_gain
                     swap_head = r_head
@@ -647,9 +660,13 @@ def climb(arc_scores, hd, off, heads, scorer, memo, single_root, projective):
                 hd[m] = 0
                 hd[root_child] = swap_head
                 improved = True
+                moves += 1
             elif gain > _TOLERANCE:
                 hd[m] = best_h
                 improved = True
+                moves += 1
+            else:
+                settled_at[m] = moves
 
 
 @njit(cache=True, nogil=True)
