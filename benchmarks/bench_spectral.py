@@ -25,7 +25,9 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     Bar 1. LowRankTensorParser (first order, projective 50-best) on EWT. The
     scorer's estimator is chosen on held-out training lists (rerankers
     trained on 2/3 of the cross-fitted training lists, scored on the other
-    third; best mean over ``--selection-seeds``); then the test UAS of the
+    third; best mean over ``--selection-seeds``, a lead over the scorer's
+    default within one paired standard error counting as a tie that goes to
+    the default); then the test UAS of the
     base parser, the reranker with the two baseline POS templates, the
     reranker with those plus the default
     SpectralTreeScorer, over several seeds, with a paired bootstrap CI of
@@ -382,10 +384,15 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
             print("selection", seed, estimator, row["uas"][-1], row["seconds"][-1], flush=True)
 
     # the estimator that reranks the held-out training lists best on average is
-    # the one tested (with no estimator to choose from, the scorer's default)
-    chosen = max((e for e in figures["selection"] if e != "none"),
-                 key=lambda e: np.mean(figures["selection"][e]["uas"]),
-                 default=SpectralTreeScorer().estimator)
+    # the one tested, unless its lead over the scorer's default is within one
+    # paired standard error over the seeds: a tie, which goes to the default
+    default = SpectralTreeScorer().estimator
+    means = {e: np.mean(v["uas"]) for e, v in figures["selection"].items() if e != "none"}
+    chosen = max(means, key=means.get, default=default)
+    if default in means and chosen != default and len(selection_seeds) > 1:
+        lead = np.subtract(figures["selection"][chosen]["uas"], figures["selection"][default]["uas"])
+        if lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead)):
+            chosen = default
     figures["chosen"] = chosen
     figures["scorer_seeds"] = "drawn from the reranker's seed"
     # the reranker's seed sets the folds of the cross-fitted scorers, the
@@ -654,7 +661,8 @@ def rerank_tables(r):
         + (f"Choosing the estimator (seeds {seeds}: each seed draws its own split of the "
            "cross-fitted training lists into 2/3 to train the reranker and 1/3 to score it, the "
            "scorers' random_state and the perceptron's order; the estimator with the best mean is "
-           "tested; `none` = no scorer):\n\n" + selection + "\n\n" if r["selection"] else "")
+           "tested, unless it leads the scorer's default by no more than one paired standard "
+           "error over the seeds; `none` = no scorer):\n\n" + selection + "\n\n" if r["selection"] else "")
         + "Test:\n\n"
         + markdown_table(["system", f"UAS (rerankers: mean ± sd over seeds {r['seeds']})"], rows)
         + "\n\nGain of the scorer, per seed: "
