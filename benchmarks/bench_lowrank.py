@@ -124,18 +124,18 @@ def seed_table(results):
     groups = {}
     for r in results:
         groups.setdefault((r["treebank"], r["config"]), []).append(r)
-    rows = []
+    rows, means = [], {}
     for (tb, config), runs in groups.items():
         if len(runs) < 2:
             continue
         runs.sort(key=lambda r: r.get("seed", 0))
         uas = [r["uas"] for r in runs]
+        means[tb, config] = np.mean(uas)
         rows.append([TREEBANKS[tb], LABELS[config], ", ".join(str(r.get("seed", 0)) for r in runs),
-                     ", ".join(f"{u:.2f}" for u in uas), f"{np.mean(uas):.2f}", f"{np.std(uas):.2f}",
+                     ", ".join(f"{u:.2f}" for u in uas), f"{means[tb, config]:.2f}", f"{np.std(uas):.2f}",
                      f"{min(uas):.2f} - {max(uas):.2f}"])
     if not rows:
         return ""
-    means = {key: np.mean([r["uas"] for r in runs]) for key, runs in groups.items() if len(runs) > 1}
     gains = [f"- {TREEBANKS[tb]}: third order - first order = {means[tb, 'full3'] - means[tb, 'full']:+.2f} "
              f"UAS on the means over seeds ({len(groups[tb, 'full3'])} and {len(groups[tb, 'full'])} seeds)"
              for tb in TREEBANKS if (tb, "full") in means and (tb, "full3") in means]
