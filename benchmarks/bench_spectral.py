@@ -485,6 +485,8 @@ def agreement_cells(row):
 
 
 def render(cache):
+    from sklearn_structured.spectral import SpectralTreeScorer
+
     parts = []
     if "synthetic" in cache:
         c = cache["synthetic"]
@@ -600,14 +602,17 @@ def render(cache):
             f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
     reranks = {k: cache[k] for k in sorted(cache) if k.startswith("rerank")}
     strongest = max((r["parser_epochs"] for r in reranks.values()), default=None)
-    for r in reranks.values():
+    # runs on the strongest lists in full, the scorer's default k first
+    default_k = SpectralTreeScorer().n_components
+    for r in sorted(reranks.values(), key=lambda r: r["scorer"]["n_components"] != default_k):
         if r["parser_epochs"] == strongest:
             parts.append(rerank_tables(r))
     weaker = [r for r in reranks.values() if r["parser_epochs"] != strongest]
     if weaker:
         parts.append("Earlier runs on n-best lists from a weaker base parser: " + " ".join(
             f"LowRankTensorParser(n_epochs={r['parser_epochs']}, gamma={r['parser_gamma']:g}) "
-            f"lists (test UAS {100 * r['base_uas']:.2f}), SpectralTreeScorer(estimator={r['chosen']!r}"
+            f"lists (test UAS {100 * r['base_uas']:.2f}), SpectralTreeScorer(estimator={r['chosen']!r}, "
+            f"n_components={r['scorer']['n_components']}"
             + (", strip_punctuation=True" if r["scorer"].get("strip_punctuation") else "")
             + f"): gain {100 * (np.mean(r['spectral_uas']) - np.mean(r['baseline_uas'])):+.2f} on the "
             f"mean of {len(r['seeds'])} seeds, 95% CI [{100 * r['gain_ci'][0]:+.2f}, "
@@ -653,7 +658,7 @@ def rerank_tables(r):
           f"{np.mean(v['seconds']):.0f}"] for name, v in r["selection"].items()])
     return (
         f"### Bar 1: reranking on UD English EWT, base parser {base_name}, "
-        f"{r['scorer']['token_field']} field"
+        f"k={r['scorer']['n_components']}, {r['scorer']['token_field']} field"
         + (", punctuation stripped" if r["scorer"].get("strip_punctuation") else "")
         + (f", n_init={r['scorer']['n_init']}" if "n_init" in r["scorer"] else "")
         + " (test, UAS without punctuation)\n\n"
@@ -810,7 +815,7 @@ def main():
     parser.add_argument("--rerank-seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--perceptron-epochs", type=int, default=10)
     parser.add_argument("--train-limit", type=int, default=0)
-    parser.add_argument("--spectral-components", type=int, default=10)
+    parser.add_argument("--spectral-components", type=int, default=SpectralTreeScorer().n_components)
     parser.add_argument("--spectral-n-init", type=int, default=SpectralTreeScorer().n_init)
     parser.add_argument("--selection-estimators", nargs="*",
                         default=["none", "spectral", "em", "spectral+em"])
@@ -847,7 +852,7 @@ def main():
                              args.perceptron_epochs, args.rerank_seeds, args.train_limit,
                              cache_dir / f"rerank_lists_gamma{args.parser_gamma:g}.pkl",
                              args.selection_estimators, args.selection_seeds)
-            part = f"rerank_gamma{args.parser_gamma:g}_epochs{args.parser_epochs}" + (
+            part = f"rerank_gamma{args.parser_gamma:g}_epochs{args.parser_epochs}_k{args.spectral_components}" + (
                 "" if args.spectral_token_field == "form" else f"_{args.spectral_token_field}") + (
                 "" if args.spectral_n_init == 1 else f"_ninit{args.spectral_n_init}") + (
                 "_strip" if args.spectral_strip_punctuation else "")
