@@ -172,6 +172,35 @@ def test_local_gain_equals_the_change_of_the_whole_tree_score():
     assert checked > 300
 
 
+def test_attach_score_reads_only_what_the_cache_watches():
+    # the decoder reuses attach_score(m, h) while h's head, h's children, m's
+    # children and the heads of m - 1 and m + 1 stay as they were
+    rng = np.random.default_rng(5)
+    checked = 0
+    for n in range(3, 8):
+        trees = all_trees(n)
+        for tree in trees[rng.integers(len(trees), size=60)]:
+            arc_scores, scorer = random_instance(rng, n)
+            hd = np.concatenate([[-1], tree])
+            moved = hd.copy()
+            x = int(rng.integers(1, n + 1))
+            moved[x] = int(rng.integers(0, n + 1))
+            if moved[x] == x or not is_tree(moved[1:]):
+                continue
+            memo = new_memo(n, n * n)
+            parts = attach_buffer(n)
+            new_kids = {hd[x], moved[x]}  # the two heads whose children changed
+            for m in range(1, n + 1):
+                for h in range(n + 1):
+                    if (h == m or h == x or h in new_kids or m in new_kids
+                            or x in (m - 1, m + 1)):
+                        continue
+                    assert attach_score(arc_scores, hd, m, h, scorer, memo, parts) == pytest.approx(
+                        attach_score(arc_scores, moved, m, h, scorer, memo, parts), abs=1e-12)
+                    checked += 1
+    assert checked > 1000
+
+
 def test_same_seed_same_tree_and_candidates_hold_the_start_tree():
     rng = np.random.default_rng(4)
     arc_scores, scorer = random_instance(rng, 12)
