@@ -54,6 +54,14 @@ def instance_sizes(count, rng):
     return [7 if i % 30 == 0 else int(rng.integers(2, 7)) for i in range(count)]
 
 
+def random_trees(rng, sizes, per_size):
+    """``(n, heads with -1 at the root, arc scores, scorer)`` of random trees and instances."""
+    for n in sizes:
+        trees = all_trees(n)
+        for tree in trees[rng.integers(len(trees), size=per_size)]:
+            yield (n, np.concatenate([[-1], tree]), *random_instance(rng, n))
+
+
 def _hit_rate(count, single_root, cost, projective=False, random_walk=False):
     rng = np.random.default_rng(1 if cost else 0)
     hits = 0
@@ -150,25 +158,21 @@ def test_crossing_check_agrees_with_the_moved_trees():
 def test_local_gain_equals_the_change_of_the_whole_tree_score():
     rng = np.random.default_rng(2)
     checked = 0
-    for n in range(2, 8):
-        trees = all_trees(n)
-        for tree in trees[rng.integers(len(trees), size=25)]:
-            arc_scores, scorer = random_instance(rng, n)
-            hd = np.concatenate([[-1], tree])
-            m = int(rng.integers(1, n + 1))
-            for h in range(n + 1):
-                moved = hd.copy()
-                moved[m] = h
-                if h == m or not is_tree(moved[1:]):
-                    continue
-                memo = new_memo(n, n * n)
-                parts = attach_buffer(n)
-                gain = (attach_score(arc_scores, hd, m, h, scorer, memo, parts)
-                        - attach_score(arc_scores, hd, m, hd[m], scorer, memo, parts))
-                change = (full_score(arc_scores, moved[1:], scorer, memo)
-                          - full_score(arc_scores, tree, scorer, memo))
-                assert gain == pytest.approx(change, abs=1e-9)
-                checked += 1
+    for n, hd, arc_scores, scorer in random_trees(rng, range(2, 8), 25):
+        m = int(rng.integers(1, n + 1))
+        for h in range(n + 1):
+            moved = hd.copy()
+            moved[m] = h
+            if h == m or not is_tree(moved[1:]):
+                continue
+            memo = new_memo(n, n * n)
+            parts = attach_buffer(n)
+            gain = (attach_score(arc_scores, hd, m, h, scorer, memo, parts)
+                    - attach_score(arc_scores, hd, m, hd[m], scorer, memo, parts))
+            change = (full_score(arc_scores, moved[1:], scorer, memo)
+                      - full_score(arc_scores, hd[1:], scorer, memo))
+            assert gain == pytest.approx(change, abs=1e-9)
+            checked += 1
     assert checked > 300
 
 
@@ -177,27 +181,22 @@ def test_attach_score_reads_only_what_the_cache_watches():
     # children and the heads of m - 1 and m + 1 stay as they were
     rng = np.random.default_rng(5)
     checked = 0
-    for n in range(3, 8):
-        trees = all_trees(n)
-        for tree in trees[rng.integers(len(trees), size=60)]:
-            arc_scores, scorer = random_instance(rng, n)
-            hd = np.concatenate([[-1], tree])
-            moved = hd.copy()
-            x = int(rng.integers(1, n + 1))
-            moved[x] = int(rng.integers(0, n + 1))
-            if moved[x] == x or not is_tree(moved[1:]):
-                continue
-            memo = new_memo(n, n * n)
-            parts = attach_buffer(n)
-            new_kids = {hd[x], moved[x]}  # the two heads whose children changed
-            for m in range(1, n + 1):
-                for h in range(n + 1):
-                    if (h == m or h == x or h in new_kids or m in new_kids
-                            or x in (m - 1, m + 1)):
-                        continue
-                    assert attach_score(arc_scores, hd, m, h, scorer, memo, parts) == pytest.approx(
-                        attach_score(arc_scores, moved, m, h, scorer, memo, parts), abs=1e-12)
-                    checked += 1
+    for n, hd, arc_scores, scorer in random_trees(rng, range(3, 8), 60):
+        moved = hd.copy()
+        x = int(rng.integers(1, n + 1))
+        moved[x] = int(rng.integers(0, n + 1))
+        if moved[x] == x or not is_tree(moved[1:]):
+            continue
+        memo = new_memo(n, n * n)
+        parts = attach_buffer(n)
+        new_kids = {hd[x], moved[x]}  # the two heads whose children changed
+        for m in range(1, n + 1):
+            for h in range(n + 1):
+                if h == m or h == x or h in new_kids or m in new_kids or x in (m - 1, m + 1):
+                    continue
+                assert attach_score(arc_scores, hd, m, h, scorer, memo, parts) == pytest.approx(
+                    attach_score(arc_scores, moved, m, h, scorer, memo, parts), abs=1e-12)
+                checked += 1
     assert checked > 1000
 
 
