@@ -664,8 +664,10 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, cache, under,
             break
         else:
             h = old
+        # a candidate slot in the real tree (not the current head appended after them)
+        cacheable = j < off[w + 1] and under < 0
         fresh = False
-        if j < off[w + 1] and under < 0:
+        if cacheable:
             stamp = max(around_w, kids_stamp[h])
             if h != 0:
                 stamp = max(stamp, head_stamp[h])
@@ -676,7 +678,7 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, cache, under,
             value = arc_scores[h, w] + _memo_score(
                 parts, _attach_parts(hd, w, h, parts), attrs, templates, part_off, theta,
                 scorer.n_features, scorer.scale, keys, values, used)
-            if j < off[w + 1] and under < 0:
+            if cacheable:
                 cached[j] = value
                 computed_at[j] = now
         if h == old:
