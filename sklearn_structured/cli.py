@@ -264,14 +264,18 @@ def _parse_document(args):
     if not hasattr(model, "predict"):
         raise CommandError(f"{args.model} holds a {type(model).__name__}, which cannot predict")
     document = _read_document(args.input)
+    from .datasets._conllu import _TAG_COLUMNS
     from .pipeline import annotate, pipeline_targets
 
     targets = pipeline_targets(model)
     if targets:
         tagged, predicted = annotate(model, document.to_sentences())
-        for field in targets:
+        # the tag columns it does not predict are cleared, not copied from the input: the
+        # pipeline reads only the forms, and its output is its own annotation
+        for field in _TAG_COLUMNS:
             document = document.with_tags(
-                [[token.get(field) for token in sentence] for sentence in tagged], field)
+                [[token.get(field) if field in targets else None for token in sentence]
+                 for sentence in tagged], field)
     else:
         if not _is_tagger(model):
             _check_parser_input(model, document, args.model)

@@ -307,9 +307,9 @@ def test_pipeline_fills_every_column_from_forms(pipeline_model, sample_files, tm
     assert main(["parse", "--model", str(pipeline_model), str(test)]) == 0
     (tmp_path / "from_gold.conllu").write_text(capsys.readouterr().out)
     from_gold = _word_lines(tmp_path / "from_gold.conllu")
-    predicted_columns = (3, 4, 6, 7, 8)  # UPOS XPOS HEAD DEPREL DEPS (LEMMA, FEATS kept as given)
-    assert [[w[c] for c in predicted_columns] for w in from_gold] == \
-        [[w[c] for c in predicted_columns] for w in words]
+    # LEMMA and FEATS, which it does not predict, are cleared too
+    assert [w[2:] for w in from_gold] == [w[2:] for w in words]
+    assert all(w[2] == w[5] == "_" for w in from_gold)
 
     capsys.readouterr()
     assert main(["evaluate", str(test), str(parsed)]) == 0
@@ -387,4 +387,4 @@ def test_pipeline_with_lemma_and_feats_taggers_fills_those_columns(sample_files,
     for column in (2, 5):  # LEMMA and FEATS: predicted, mostly right
         agree = sum(g[column] == w[column] for g, w in zip(gold_words, words)) / len(words)
         assert 0.5 < agree < 1.0
-    assert all(w[4] == "_" for w in words)  # XPOS was not tagged: left as in the input
+    assert all(w[4] == "_" for w in words)  # XPOS was not tagged: '_'
