@@ -14,6 +14,7 @@ from numba import njit
 from sklearn_structured.kernels import eisner_argmax
 from sklearn_structured.kernels.hill_climbing import (
     ClimbSettings,
+    _head_side_parts,
     PartScorer,
     attach_buffer,
     attach_score,
@@ -22,6 +23,7 @@ from sklearn_structured.kernels.hill_climbing import (
     hill_climbing_decode,
     arc_crosses,
     new_memo,
+    score_parts,
 )
 from sklearn_structured.lowrank._high_order import PART_OFFSETS, TEMPLATES
 
@@ -166,9 +168,9 @@ def test_local_gain_equals_the_change_of_the_whole_tree_score():
             if h == m or not is_tree(moved[1:]):
                 continue
             memo = new_memo(n, n * n)
-            parts = attach_buffer(n)
-            gain = (attach_score(arc_scores, hd, m, h, scorer, memo, parts)
-                    - attach_score(arc_scores, hd, m, hd[m], scorer, memo, parts))
+            buffer = attach_buffer(n, scorer.part_off)
+            gain = (attach_score(arc_scores, hd, m, h, scorer, memo, buffer)
+                    - attach_score(arc_scores, hd, m, hd[m], scorer, memo, buffer))
             change = (full_score(arc_scores, moved[1:], scorer, memo)
                       - full_score(arc_scores, hd[1:], scorer, memo))
             assert gain == pytest.approx(change, abs=1e-9)
@@ -188,14 +190,39 @@ def test_attach_score_reads_only_what_the_cache_watches():
         if moved[x] == x or not is_tree(moved[1:]):
             continue
         memo = new_memo(n, n * n)
-        parts = attach_buffer(n)
+        buffer = attach_buffer(n, scorer.part_off)
         new_kids = {hd[x], moved[x]}  # the two heads whose children changed
         for m in range(1, n + 1):
             for h in range(n + 1):
                 if h == m or h == x or h in new_kids or m in new_kids or x in (m - 1, m + 1):
                     continue
-                assert attach_score(arc_scores, hd, m, h, scorer, memo, parts) == pytest.approx(
-                    attach_score(arc_scores, moved, m, h, scorer, memo, parts), abs=1e-12)
+                assert attach_score(arc_scores, hd, m, h, scorer, memo, buffer) == pytest.approx(
+                    attach_score(arc_scores, moved, m, h, scorer, memo, buffer), abs=1e-12)
+                checked += 1
+    assert checked > 1000
+
+
+def test_head_side_sum_reads_only_the_heads_side():
+    # the decoder keeps the head-side sum of attach_score(m, h) while h's head and
+    # h's children stay as they were, whatever changes on m's side
+    rng = np.random.default_rng(6)
+    checked = 0
+    for n, hd, arc_scores, scorer in random_trees(rng, range(3, 8), 60):
+        moved = hd.copy()
+        x = int(rng.integers(1, n + 1))
+        moved[x] = int(rng.integers(0, n + 1))
+        if moved[x] == x or not is_tree(moved[1:]):
+            continue
+        memo = new_memo(n, n * n)
+        buffer = attach_buffer(n, scorer.part_off)
+        for m in range(1, n + 1):
+            for h in range(n + 1):
+                if h == m or h == x or h in (hd[x], moved[x]):
+                    continue
+                before = score_parts(buffer, _head_side_parts(hd, m, h, buffer.parts), scorer, memo)
+                after = score_parts(buffer, _head_side_parts(moved, m, h, buffer.parts), scorer,
+                                    memo)
+                assert before == after
                 checked += 1
     assert checked > 1000
 

@@ -69,10 +69,14 @@ class AttachCache(NamedTuple):
     The attach score of m under h reads only h's head, h's children, m's
     children and the heads of m - 1 and m + 1; each change of the tree
     stamps the words it touches with a new clock value, and a cached score
-    is reused while no stamp it depends on is newer than it.
+    is reused while no stamp it depends on is newer than it. The sum of its
+    head-side parts (reading h's head and children only) is kept as well:
+    when only m's side has changed, the score is that sum plus the word-side
+    parts, added in the same order as from scratch, so the same float.
     """
 
     values: np.ndarray  # by candidate slot (the ``heads`` index of candidate_heads)
+    head_side: np.ndarray  # by candidate slot: the head-side parts' sum
     computed_at: np.ndarray  # clock value when the slot's score was computed
     head_stamp: np.ndarray  # (n + 2,) clock of the last change of each word's head
     kids_stamp: np.ndarray  # (n + 1,) clock of the last change of each word's children
@@ -114,6 +118,16 @@ class Memo(NamedTuple):
     keys: np.ndarray
     values: np.ndarray
     used: np.ndarray  # one counter
+
+
+class PartBuffer(NamedTuple):
+    """Scratch space for scoring a list of parts (allocated once per climb)."""
+
+    parts: np.ndarray  # (rows, 6): sign, type, a, b, c, d
+    slots: np.ndarray  # (rows,) memo slot of each part not found in the memo, -1 if found
+    values: np.ndarray  # (rows,) score of each part
+    ids: np.ndarray  # (rows * widest template group,) feature ids of the parts not found
+    weights: np.ndarray  # their weights
 
 
 # Small helpers with one or two call sites are inlined (inline="always"):
@@ -219,68 +233,106 @@ def _template_id(row, attrs, n_features, a, b, c, d, context):
     return key % n_features
 
 
-@njit(cache=True, nogil=True)
-def part_feature_ids(scorer, ptype, a, b, c, d, out, k):
+@njit(cache=True, nogil=True, inline="always")
+def _write_ids(attrs, templates, part_off, n_features, ptype, a, b, c, d, out, k):
     """Write the feature ids of one part into ``out[k:]``; return the new end."""
-    attrs = scorer.attrs
-    templates = scorer.templates
     context = _part_context(ptype, a, b, c, d, attrs.shape[0] - 1)
-    for j in range(scorer.part_off[ptype], scorer.part_off[ptype + 1]):
-        out[k] = _template_id(templates[j], attrs, scorer.n_features, a, b, c, d, context)
+    for j in range(part_off[ptype], part_off[ptype + 1]):
+        out[k] = _template_id(templates[j], attrs, n_features, a, b, c, d, context)
         k += 1
     return k
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _part_weight(attrs, templates, part_off, theta, n_features, ptype, a, b, c, d):
-    """Sum of the part's feature weights (unscaled)."""
-    context = _part_context(ptype, a, b, c, d, attrs.shape[0] - 1)
-    total = 0.0
-    for j in range(part_off[ptype], part_off[ptype + 1]):
-        total += theta[_template_id(templates[j], attrs, n_features, a, b, c, d, context)]
-    return total
+@njit(cache=True, nogil=True)
+def part_feature_ids(scorer, ptype, a, b, c, d, out, k):
+    """Write the feature ids of one part into ``out[k:]``; return the new end."""
+    return _write_ids(scorer.attrs, scorer.templates, scorer.part_off, scorer.n_features,
+                      ptype, a, b, c, d, out, k)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _memo_score(parts, count, attrs, templates, part_off, theta, n_features, scale, keys, values,
-                used):
+def _memo_key(parts, i):
+    """Memo key of part row i and its hash (masked by the caller into a first slot)."""
+    key = parts[i, 1] + 8 * ((parts[i, 2] + 1) + 4096 * ((parts[i, 3] + 1) + 4096 * (
+        (parts[i, 4] + 1) + 4096 * (parts[i, 5] + 1))))
+    return key, np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40))
+
+
+@njit(cache=True, nogil=True)
+def part_buffer(rows, part_off):
+    """A :class:`PartBuffer` for lists of up to ``rows`` parts."""
+    widest = 0
+    for t in range(len(part_off) - 1):
+        widest = max(widest, part_off[t + 1] - part_off[t])
+    return PartBuffer(np.empty((rows, 6), dtype=np.int64), np.empty(rows, dtype=np.int64),
+                      np.empty(rows), np.empty(rows * widest, dtype=np.int64),
+                      np.empty(rows * widest))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _memo_score(buffer, count, total, attrs, templates, part_off, theta, n_features, scale,
+                keys, values, used):
     """:func:`score_parts` on the arrays of the scorer and memo (inlined where a loop
     scores parts: reading arrays out of the named tuples inside the loop would cost
-    reference counting at every iteration)."""
+    reference counting at every iteration).
+
+    Three passes: memo lookups, listing the feature ids of the parts not
+    found; the weights of those ids, read in one loop free of branches so
+    that the processor overlaps their cache misses (the weight table is tens
+    of MB); the parts' scores summed in order, the new ones memoised. The
+    sums are those of scoring part by part, term for term.
+    """
+    parts, slots, part_values, ids, weights = (buffer.parts, buffer.slots, buffer.values,
+                                               buffer.ids, buffer.weights)
     mask = len(keys) - 1
-    total = 0.0
+    n_ids = 0
     for i in range(count):
-        ptype, a, b, c, d = parts[i, 1], parts[i, 2], parts[i, 3], parts[i, 4], parts[i, 5]
-        key = ptype + 8 * ((a + 1) + 4096 * ((b + 1) + 4096 * ((c + 1) + 4096 * (d + 1))))
-        slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
-        found = False
+        key, slot = _memo_key(parts, i)
+        slot &= mask
+        slots[i] = slot
         if mask > 0:
             while keys[slot] >= 0:
                 if keys[slot] == key:
-                    found = True
+                    slots[i] = -1
+                    part_values[i] = values[slot]
                     break
                 slot = (slot + 1) & mask
-        if found:
-            value = values[slot]
-        else:
-            value = scale * _part_weight(attrs, templates, part_off, theta, n_features,
-                                         ptype, a, b, c, d)
-            if 2 * (used[0] + 1) <= len(keys):
-                keys[slot] = key
-                values[slot] = value
-                used[0] += 1
-        total += parts[i, 0] * value
+        if slots[i] >= 0:
+            n_ids = _write_ids(attrs, templates, part_off, n_features, parts[i, 1], parts[i, 2],
+                               parts[i, 3], parts[i, 4], parts[i, 5], ids, n_ids)
+    for t in range(n_ids):
+        weights[t] = theta[ids[t]]
+    t = 0
+    for i in range(count):
+        if slots[i] >= 0:
+            weight = 0.0
+            for q in range(part_off[parts[i, 1] + 1] - part_off[parts[i, 1]]):
+                weight += weights[t]
+                t += 1
+            part_values[i] = scale * weight
+            if mask > 0 and 2 * (used[0] + 1) <= len(keys):
+                # a part listed twice was stored by its first row
+                key, slot = _memo_key(parts, i)
+                slot &= mask
+                while keys[slot] >= 0 and keys[slot] != key:
+                    slot = (slot + 1) & mask
+                if keys[slot] < 0:
+                    keys[slot] = key
+                    values[slot] = part_values[i]
+                    used[0] += 1
+        total += parts[i, 0] * part_values[i]
     return total
 
 
 @njit(cache=True, nogil=True)
-def score_parts(parts, count, scorer, memo):
-    """Signed sum of the scores of ``parts[:count]`` (rows ``sign, type, a, b, c, d``).
+def score_parts(buffer, count, scorer, memo, total=0.0):
+    """``total`` plus the signed scores of the parts ``buffer.parts[:count]`` (rows
+    ``sign, type, a, b, c, d``), added in order.
 
     Part scores are memoised per sentence (open addressing; a full table
     stops memoising rather than growing).
     """
-    return _memo_score(parts, count, scorer.attrs, scorer.templates, scorer.part_off,
+    return _memo_score(buffer, count, total, scorer.attrs, scorer.templates, scorer.part_off,
                        scorer.theta, scorer.n_features, scorer.scale, memo.keys, memo.values,
                        memo.used)
 
@@ -337,7 +389,9 @@ def tree_parts(heads):
 def high_order_score(heads, scorer, memo):
     """Sum of the part scores of a tree."""
     parts = tree_parts(heads)
-    return score_parts(parts, len(parts), scorer, memo)
+    buffer = part_buffer(len(parts), scorer.part_off)
+    buffer.parts[:] = parts
+    return score_parts(buffer, len(parts), scorer, memo)
 
 
 @njit(cache=True, nogil=True)
@@ -377,16 +431,17 @@ def _outer(hd, h, x, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def attach_buffer(n):
-    """Scratch rows (sign, type, tokens) for the parts :func:`attach_score` lists,
+def attach_buffer(n, part_off):
+    """A :class:`PartBuffer` for the parts :func:`attach_score` lists,
     allocated once per climb rather than once per candidate head."""
-    return np.empty((2 * n + 16, 6), dtype=np.int64)
+    return part_buffer(2 * n + 16, part_off)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _attach_parts(hd, m, h, parts):
-    """List into the scratch rows ``parts`` the parts that change when m hangs from h,
-    those m's absence makes with a minus sign; return their number."""
+def _head_side_parts(hd, m, h, parts):
+    """List into the scratch rows ``parts`` the parts that change when m hangs from h
+    and read h's side of the tree (h's head, h's other children), those m's absence
+    makes with a minus sign; return their number."""
     n = len(hd) - 1
     k = 0
     g = hd[h] if h != 0 else -1
@@ -412,6 +467,14 @@ def _attach_parts(hd, m, h, parts):
         nn = _outer(hd, h, nxt, n)
         k = _put(parts, k, 1, TSIB, h, m, nxt, nn)
         k = _put(parts, k, -1, TSIB, h, prev, nxt, nn)
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_side_parts(hd, m, h, parts):
+    """The same for the parts that read m's side (m's children, the heads of m - 1 and m + 1)."""
+    n = len(hd) - 1
+    k = 0
     # h is the grandparent of m's children and of m's sibling parts
     for step in (-1, 1):
         a = m
@@ -431,15 +494,18 @@ def _attach_parts(hd, m, h, parts):
 
 
 @njit(cache=True, nogil=True)
-def attach_score(arc_scores, hd, m, h, scorer, memo, parts):
+def attach_score(arc_scores, hd, m, h, scorer, memo, buffer):
     """Score of the parts that change when m hangs from h, minus the parts m's absence makes.
 
     The tree score with m under h is a constant (the tree without m)
     plus this, so moving m from h to h' gains ``attach(h') - attach(h)``.
-    Reads the heads of every word but m. ``parts`` are scratch rows
-    (:func:`attach_buffer`).
+    Reads the heads of every word but m. ``buffer`` is scratch space
+    (:func:`attach_buffer`). The head-side parts are added first, then the
+    word-side ones, the order the decoder's cache relies on.
     """
-    return arc_scores[h, m] + score_parts(parts, _attach_parts(hd, m, h, parts), scorer, memo)
+    head_side = score_parts(buffer, _head_side_parts(hd, m, h, buffer.parts), scorer, memo)
+    return arc_scores[h, m] + score_parts(buffer, _word_side_parts(hd, m, h, buffer.parts), scorer,
+                                          memo, head_side)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -455,7 +521,8 @@ def _descends(hd, x, m):
 @njit(cache=True, nogil=True)
 def new_attach_cache(n, n_candidates):
     """An empty cache (every slot stale) for a sentence of n words."""
-    return AttachCache(np.empty(n_candidates), np.zeros(n_candidates, dtype=np.int64),
+    return AttachCache(np.empty(n_candidates), np.empty(n_candidates),
+                       np.zeros(n_candidates, dtype=np.int64),
                        np.ones(n + 2, dtype=np.int64), np.ones(n + 1, dtype=np.int64),
                        np.ones(1, dtype=np.int64))
 
@@ -624,7 +691,7 @@ def arc_crosses(hd, h, m, skip):
 # in the candidate loop cost an atomic increment and decrement each, a third of the
 # decoding time on EWT dev
 @njit(cache=True, nogil=True, _nrt=False)
-def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, cache, under, allow_root,
+def _best_head(arc_scores, hd, w, off, heads, scorer, memo, buffer, cache, under, allow_root,
                projective):
     """Best candidate head of w: ``(head, its attach score, attach score of w's current head)``.
 
@@ -639,8 +706,9 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, cache, under,
     """
     attrs, templates, part_off, theta = scorer.attrs, scorer.templates, scorer.part_off, scorer.theta
     keys, values, used = memo.keys, memo.values, memo.used
-    cached, computed_at, head_stamp, kids_stamp = (cache.values, cache.computed_at,
-                                                   cache.head_stamp, cache.kids_stamp)
+    parts = buffer.parts
+    cached, cached_head_side, computed_at = cache.values, cache.head_side, cache.computed_at
+    head_stamp, kids_stamp = cache.head_stamp, cache.kids_stamp
     now = cache.clock[0]
     old = hd[w]
     base = -np.inf
@@ -666,20 +734,28 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, parts, cache, under,
             h = old
         # a candidate slot in the real tree (not the current head appended after them)
         cacheable = j < off[w + 1] and under < 0
-        fresh = False
+        head_side_fresh = fresh = False
         if cacheable:
-            stamp = max(around_w, kids_stamp[h])
+            head_side_stamp = kids_stamp[h]
             if h != 0:
-                stamp = max(stamp, head_stamp[h])
-            fresh = computed_at[j] >= stamp
+                head_side_stamp = max(head_side_stamp, head_stamp[h])
+            head_side_fresh = computed_at[j] >= head_side_stamp
+            fresh = head_side_fresh and computed_at[j] >= around_w
         if fresh:
             value = cached[j]
         else:
+            if head_side_fresh:
+                head_side = cached_head_side[j]
+            else:
+                head_side = _memo_score(buffer, _head_side_parts(hd, w, h, parts), 0.0, attrs,
+                                        templates, part_off, theta, scorer.n_features,
+                                        scorer.scale, keys, values, used)
             value = arc_scores[h, w] + _memo_score(
-                parts, _attach_parts(hd, w, h, parts), attrs, templates, part_off, theta,
-                scorer.n_features, scorer.scale, keys, values, used)
+                buffer, _word_side_parts(hd, w, h, parts), head_side, attrs, templates, part_off,
+                theta, scorer.n_features, scorer.scale, keys, values, used)
             if cacheable:
                 cached[j] = value
+                cached_head_side[j] = head_side
                 computed_at[j] = now
         if h == old:
             base = value
@@ -701,7 +777,7 @@ def climb(arc_scores, hd, off, heads, scorer, memo, cache, single_root, projecti
     ``projective``, only moves that keep the tree projective are made.
     """
     n = len(hd) - 1
-    parts = attach_buffer(n)
+    buffer = attach_buffer(n, scorer.part_off)
     # a word that found no better head is not tried again until some word moves:
     # it would find none again (the same trees as trying every word every sweep)
     moves = 0
@@ -713,7 +789,7 @@ def climb(arc_scores, hd, off, heads, scorer, memo, cache, single_root, projecti
             if settled_at[m] == moves:
                 continue
             old = hd[m]
-            best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, parts,
+            best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, buffer,
                                             cache, -1, not single_root, projective)
             gain = best - base
             root_child = -1
@@ -726,15 +802,20 @@ def climb(arc_scores, hd, off, heads, scorer, memo, cache, single_root, projecti
                 for c in range(1, n + 1):
                     if hd[c] == 0:
                         root_child = c
+                # the old root child would need a candidate head in m's subtree
+                may_swap = False
+                for j in range(off[root_child], off[root_child + 1]):
+                    may_swap = may_swap or _descends(hd, heads[j], m)
+            if may_swap:
                 # scored in two steps: m onto the root (two root children for a
                 # moment), then the old root child under m
                 hd[m] = 0
                 r_head, r_best, r_base = _best_head(arc_scores, hd, root_child, off, heads,
-                                                    scorer, memo, parts, cache, m, False,
+                                                    scorer, memo, buffer, cache, m, False,
                                                     projective)
                 hd[m] = old
                 swap_gain = (r_best - r_base
-                             + attach_score(arc_scores, hd, m, 0, scorer, memo, parts) - base)
+                             + attach_score(arc_scores, hd, m, 0, scorer, memo, buffer) - base)
                 if swap_gain > gain and swap_gain > _TOLERANCE:
                     gain = swap_gain
                     swap_head = r_head
