@@ -259,14 +259,14 @@ def _memo_key(parts, i):
 
 
 @njit(cache=True, nogil=True)
-def part_buffer(rows, part_off):
-    """A :class:`PartBuffer` for lists of up to ``rows`` parts."""
+def part_buffer(parts, part_off):
+    """A :class:`PartBuffer` around the part rows ``parts``."""
+    rows = len(parts)
     widest = 0
     for t in range(len(part_off) - 1):
         widest = max(widest, part_off[t + 1] - part_off[t])
-    return PartBuffer(np.empty((rows, 6), dtype=np.int64), np.empty(rows, dtype=np.int64),
-                      np.empty(rows), np.empty(rows * widest, dtype=np.int64),
-                      np.empty(rows * widest))
+    return PartBuffer(parts, np.empty(rows, dtype=np.int64), np.empty(rows),
+                      np.empty(rows * widest, dtype=np.int64), np.empty(rows * widest))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -389,9 +389,7 @@ def tree_parts(heads):
 def high_order_score(heads, scorer, memo):
     """Sum of the part scores of a tree."""
     parts = tree_parts(heads)
-    buffer = part_buffer(len(parts), scorer.part_off)
-    buffer.parts[:] = parts
-    return score_parts(buffer, len(parts), scorer, memo)
+    return score_parts(part_buffer(parts, scorer.part_off), len(parts), scorer, memo)
 
 
 @njit(cache=True, nogil=True)
@@ -434,7 +432,7 @@ def _outer(hd, h, x, n):
 def attach_buffer(n, part_off):
     """A :class:`PartBuffer` for the parts :func:`attach_score` lists,
     allocated once per climb rather than once per candidate head."""
-    return part_buffer(2 * n + 16, part_off)
+    return part_buffer(np.empty((2 * n + 16, 6), dtype=np.int64), part_off)
 
 
 @njit(cache=True, nogil=True, inline="always")
