@@ -14,7 +14,17 @@ from ._corpus import (
 )
 from ._persistence import atomic_path, is_model_file, load_model, save_model
 from ._threads import map_ranges, run_in_threads, thread_count
-from ._training import EpochRecord, EpochResult, EpochTrainer, progress_line
+from ._training import (
+    EARLY_STOPPING_CONSTRAINTS,
+    EpochRecord,
+    EpochResult,
+    EpochTrainer,
+    perceptron_state,
+    prediction_weights,
+    progress_line,
+    split_validation,
+    training_step,
+)
 from ._sentences import (
     Vocabulary,
     as_heads_array,
@@ -33,6 +43,7 @@ from ._sentences import (
 )
 
 __all__ = [
+    "EARLY_STOPPING_CONSTRAINTS",
     "Corpus",
     "EpochRecord",
     "EpochResult",
@@ -57,13 +68,17 @@ __all__ = [
     "load_model",
     "map_ranges",
     "pack_ragged",
+    "perceptron_state",
+    "prediction_weights",
     "progress_line",
     "run_in_threads",
     "save_model",
     "split_dependency_targets",
+    "split_validation",
     "thread_count",
     "token_field",
     "token_values",
+    "training_step",
     "unpack_ragged",
     "word_shape",
     "word_type_ids",

@@ -6,6 +6,7 @@ loudly, instead of every estimator.
 """
 
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, Options, StrOptions, validate_params
 
-__all__ = ["Interval", "Options", "StrOptions", "_fit_context", "validate_params"]
+__all__ = ["Interval", "Options", "StrOptions", "_fit_context", "_safe_indexing", "validate_params"]
