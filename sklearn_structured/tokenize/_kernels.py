@@ -1,0 +1,267 @@
+"""Character-level kernels of the tokeniser: context, features, perceptron, decoding.
+
+Every character that is not white space gets one of three labels: it is
+inside a token (``INSIDE``), it ends a token (``TOKEN_END``) or it ends a
+token and a sentence (``SENTENCE_END``). A character followed by white space
+(or by the end of the text) always ends a token, so only the sentence
+decision is left there. The features of a character are hashed n-grams of
+the lower-cased characters around it, the classes (case, digit,
+punctuation, space) around it, and, from the white-space-delimited chunk it
+stands in, what comes before and after it in that chunk and what the next
+chunk starts with; the weights are a multiclass averaged perceptron.
+
+Text arrives as two arrays of one entry per character: ``codes`` (the
+lower-cased code point) and ``classes`` (see ``CLASS_*``). The per-character
+context is one int64 array of shape (n, ``N_CONTEXT``), columns ``CTX_*``.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..kernels.hashing import feature_hash
+
+INSIDE, TOKEN_END, SENTENCE_END = 0, 1, 2
+N_LABELS = 3
+
+CLASS_LOWER, CLASS_UPPER, CLASS_LETTER, CLASS_DIGIT = 0, 1, 2, 3
+CLASS_FINAL_PUNCT, CLASS_PUNCT, CLASS_SPACE, CLASS_NEWLINE, CLASS_OUTSIDE = 4, 5, 6, 7, 8
+
+# context columns: hashes of the chunk's characters up to and after this one
+# (at most PART characters each), their lengths and shapes (classes, runs
+# collapsed), the first PART characters of the next chunk and its first
+# class, the newlines before that chunk, the last three characters up to
+# this one, and the last PART characters of the previous chunk
+CTX_LEFT, CTX_RIGHT, CTX_LEFT_LEN, CTX_RIGHT_LEN = 0, 1, 2, 3
+CTX_NEXT_WORD, CTX_NEXT_CLASS, CTX_NEWLINES, CTX_SUFFIX3 = 4, 5, 6, 7
+CTX_LEFT_SHAPE, CTX_RIGHT_SHAPE, CTX_PREVIOUS_WORD = 8, 9, 10
+N_CONTEXT = 11
+PART = 10
+
+N_TEMPLATES = 26
+
+
+@njit(cache=True, nogil=True)
+def _chunk_hash(codes, start, stop):
+    h = np.int64(1469598103934665603)
+    for j in range(start, stop):
+        h = feature_hash(99, h, codes[j], 0, 0, 0)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _shape_hash(classes, start, stop):
+    h = np.int64(7)
+    previous = -1
+    for j in range(start, stop):
+        if classes[j] != previous:
+            h = feature_hash(98, h, classes[j], 0, 0, 0)
+            previous = classes[j]
+    return h
+
+
+@njit(cache=True, nogil=True)
+def text_context(codes, classes):
+    """The (n, N_CONTEXT) context array of a text; linear in its length."""
+    n = len(codes)
+    context = np.zeros((n, N_CONTEXT), np.int64)
+    # chunks are maximal runs of characters that are not white space
+    i = 0
+    next_start = n  # where the chunk after the current one starts
+    starts = np.full(n, -1, np.int64)
+    ends = np.full(n, -1, np.int64)
+    while i < n:
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            i += 1
+            continue
+        j = i
+        while j < n and classes[j] != CLASS_SPACE and classes[j] != CLASS_NEWLINE:
+            j += 1
+        for k in range(i, j):
+            starts[k] = i
+            ends[k] = j
+        i = j
+    # walk backwards to know the next chunk and the newlines before it
+    next_start = n
+    newlines = 0
+    i = n - 1
+    while i >= 0:
+        if starts[i] < 0:
+            if classes[i] == CLASS_NEWLINE:
+                newlines += 1
+            i -= 1
+            continue
+        start, end = starts[i], ends[i]
+        if next_start < n:
+            next_word = _chunk_hash(codes, next_start, min(ends[next_start], next_start + PART))
+            next_class = classes[next_start]
+        else:
+            next_word = 0
+            next_class = CLASS_OUTSIDE
+        previous_word = 0
+        if start > 0:
+            j = start - 1
+            while j >= 0 and starts[j] < 0:
+                j -= 1
+            if j >= 0:
+                previous_word = _chunk_hash(codes, max(starts[j], j - PART + 1), j + 1)
+        for k in range(start, end):
+            context[k, CTX_PREVIOUS_WORD] = previous_word
+            context[k, CTX_LEFT_SHAPE] = _shape_hash(classes, max(start, k - PART + 1), k + 1)
+            context[k, CTX_RIGHT_SHAPE] = _shape_hash(classes, k + 1, min(end, k + 1 + PART))
+            context[k, CTX_LEFT] = _chunk_hash(codes, max(start, k - PART + 1), k + 1)
+            context[k, CTX_RIGHT] = _chunk_hash(codes, k + 1, min(end, k + 1 + PART))
+            context[k, CTX_LEFT_LEN] = min(k + 1 - start, PART)
+            context[k, CTX_RIGHT_LEN] = min(end - k - 1, PART)
+            context[k, CTX_NEXT_WORD] = next_word
+            context[k, CTX_NEXT_CLASS] = next_class
+            context[k, CTX_NEWLINES] = min(newlines, 2)
+            context[k, CTX_SUFFIX3] = _chunk_hash(codes, max(start, k - 2), k + 1)
+        next_start = start
+        newlines = 0
+        i = start - 1
+    return context
+
+
+@njit(cache=True, nogil=True)
+def _at(array, i, outside):
+    return array[i] if 0 <= i < len(array) else outside
+
+
+@njit(cache=True, nogil=True)
+def position_features(i, codes, classes, context, mask, out):
+    """The weight rows of character ``i``'s features, written into ``out`` (N_TEMPLATES)."""
+    c0 = codes[i]
+    cm2, cm1 = _at(codes, i - 2, -1), _at(codes, i - 1, -1)
+    c1, c2 = _at(codes, i + 1, -1), _at(codes, i + 2, -1)
+    k1, k2 = _at(classes, i + 1, CLASS_OUTSIDE), _at(classes, i + 2, CLASS_OUTSIDE)
+    window = 0
+    for d in range(-3, 4):
+        window = window * 16 + _at(classes, i + d, CLASS_OUTSIDE)
+    ctx = context[i]
+    left, right = ctx[CTX_LEFT], ctx[CTX_RIGHT]
+    out[0] = feature_hash(0, 0, 0, 0, 0, 0) & mask
+    out[1] = feature_hash(1, c0, 0, 0, 0, 0) & mask
+    out[2] = feature_hash(2, c1, 0, 0, 0, 0) & mask
+    out[3] = feature_hash(3, cm1, c0, 0, 0, 0) & mask
+    out[4] = feature_hash(4, c0, c1, 0, 0, 0) & mask
+    out[5] = feature_hash(5, c1, c2, 0, 0, 0) & mask
+    out[6] = feature_hash(6, cm1, c0, c1, 0, 0) & mask
+    out[7] = feature_hash(7, c0, c1, c2, 0, 0) & mask
+    out[8] = feature_hash(8, cm2, cm1, c0, 0, 0) & mask
+    out[9] = feature_hash(9, window, 0, 0, 0, 0) & mask
+    out[10] = feature_hash(10, classes[i], k1, k2, 0, 0) & mask
+    out[11] = feature_hash(11, left, 0, 0, 0, 0) & mask
+    out[12] = feature_hash(12, right, 0, 0, 0, 0) & mask
+    out[13] = feature_hash(13, left, right, 0, 0, 0) & mask
+    out[14] = feature_hash(14, ctx[CTX_SUFFIX3], c1, k1, 0, 0) & mask
+    out[15] = feature_hash(15, left, ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES], k1, 0) & mask
+    out[16] = feature_hash(16, c0, ctx[CTX_NEXT_WORD], k1, 0, 0) & mask
+    out[17] = feature_hash(17, ctx[CTX_NEXT_WORD], 0, 0, 0, 0) & mask
+    out[18] = feature_hash(18, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES], k1, 0) & mask
+    out[19] = feature_hash(19, ctx[CTX_LEFT_LEN], ctx[CTX_RIGHT_LEN], k1, classes[i], 0) & mask
+    out[20] = feature_hash(20, left, c1, 0, 0, 0) & mask
+    out[21] = feature_hash(21, ctx[CTX_SUFFIX3], ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES],
+                           ctx[CTX_RIGHT_LEN] == 0, 0) & mask
+    out[22] = feature_hash(22, ctx[CTX_PREVIOUS_WORD], left, 0, 0, 0) & mask
+    out[23] = feature_hash(23, ctx[CTX_LEFT_SHAPE], ctx[CTX_RIGHT_SHAPE], 0, 0, 0) & mask
+    out[24] = feature_hash(24, ctx[CTX_LEFT_SHAPE], ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES],
+                           k1, 0) & mask
+    out[25] = feature_hash(25, left, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _labels_allowed(i, classes, context):
+    """(lowest allowed label, forced label or -1) of character ``i``."""
+    if context[i, CTX_RIGHT_LEN] > 0:
+        return INSIDE, -1
+    # the character ends its chunk: a token ends here; a paragraph break or
+    # the end of the text ends the sentence too
+    if context[i, CTX_NEWLINES] >= 2 or context[i, CTX_NEXT_CLASS] == CLASS_OUTSIDE:
+        return TOKEN_END, SENTENCE_END
+    return TOKEN_END, -1
+
+
+@njit(cache=True, nogil=True)
+def _best(rows, weights, lowest):
+    best, best_score = lowest, -np.inf
+    for label in range(lowest, N_LABELS):
+        score = 0.0
+        for r in rows:
+            score += weights[r, label]
+        if score > best_score:
+            best, best_score = label, score
+    return best
+
+
+@njit(cache=True, nogil=True)
+def perceptron_epoch(order, segments, codes, classes, context, gold, weights, sums, count,
+                     mask):
+    """One pass over the text segments in ``order``; returns the number of mistakes.
+
+    ``segments`` is (n_segments, 2) character ranges; ``gold`` the labels;
+    ``weights``/``sums`` (n_rows, N_LABELS) float64 and ``count`` (1,) form the
+    averaged perceptron (sums get ``count * delta``). White space is skipped.
+    """
+    rows = np.empty(N_TEMPLATES, np.int64)
+    mistakes = 0
+    for s in order:
+        for i in range(segments[s, 0], segments[s, 1]):
+            if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+                continue
+            lowest, forced = _labels_allowed(i, classes, context)
+            if forced >= 0:
+                continue
+            position_features(i, codes, classes, context, mask, rows)
+            predicted = _best(rows, weights, lowest)
+            count[0] += 1.0
+            if predicted != gold[i]:
+                mistakes += 1
+                c = count[0]
+                for r in rows:
+                    weights[r, gold[i]] += 1.0
+                    weights[r, predicted] -= 1.0
+                    sums[r, gold[i]] += c
+                    sums[r, predicted] -= c
+    return mistakes
+
+
+@njit(cache=True, nogil=True)
+def predict_labels(codes, classes, context, weights, mask):
+    """The label of every character (white space gets INSIDE)."""
+    n = len(codes)
+    labels = np.zeros(n, np.int8)
+    rows = np.empty(N_TEMPLATES, np.int64)
+    for i in range(n):
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            continue
+        lowest, forced = _labels_allowed(i, classes, context)
+        if forced >= 0:
+            labels[i] = forced
+            continue
+        position_features(i, codes, classes, context, mask, rows)
+        labels[i] = _best(rows, weights, lowest)
+    return labels
+
+
+@njit(cache=True, nogil=True)
+def label_spans(labels, classes):
+    """Token spans (n_tokens, 2) and the index of each sentence's last token."""
+    n = len(labels)
+    spans = np.empty((n, 2), np.int64)
+    sentence_ends = np.empty(n, np.int64)
+    n_tokens, n_sentences, start = 0, 0, -1
+    for i in range(n):
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            continue
+        if start < 0:
+            start = i
+        if labels[i] != INSIDE:
+            spans[n_tokens, 0] = start
+            spans[n_tokens, 1] = i + 1
+            if labels[i] == SENTENCE_END:
+                sentence_ends[n_sentences] = n_tokens
+                n_sentences += 1
+            n_tokens += 1
+            start = -1
+    return spans[:n_tokens], sentence_ends[:n_sentences]

@@ -1,0 +1,83 @@
+"""Which tokens are multiword tokens, and the words they stand for.
+
+A token form seen in training is expanded as it was most often there (``do``
+-> ``de o``, or left whole where it was mostly a word of its own). An unseen
+form is expanded by a suffix rule learned from the training tokens: an edit
+script says how many characters to cut from the end of the token, what to
+put in their place to make the first word, and which words follow (``-lo``:
+cut 4 from ``fazê-lo``, add ``er`` -> ``fazer``, then ``o``). A suffix's rule
+is used when the training tokens with that suffix took it at least half of
+the time and often enough; the longest such suffix wins. Forms are looked up
+lower-cased and the case of the token is given back to its words.
+"""
+
+from collections import Counter, defaultdict
+
+MAX_SUFFIX = 7
+
+
+def _script(token, words):
+    """The edit script turning ``token`` into ``words`` (all lower-cased)."""
+    first = words[0]
+    keep = 0
+    while keep < min(len(token), len(first)) and token[keep] == first[keep]:
+        keep += 1
+    return len(token) - keep, first[keep:], tuple(words[1:])
+
+
+def _apply(token, script):
+    cut, added, rest = script
+    return (token[:len(token) - cut] + added, *rest)
+
+
+def _with_case(token, words):
+    """``words`` (lower-cased) in the case of ``token``: all capitals, a capital first, or as is."""
+    if len(token) > 1 and token.isupper():
+        return tuple(w.upper() for w in words)
+    if token[:1].isupper():
+        return (words[0][:1].upper() + words[0][1:], *words[1:])
+    return words
+
+
+def learn_expansions(tokens, min_count=3):
+    """What :func:`expand` reads, learned from ``(form, words)`` pairs.
+
+    A plain token's words are ``(form,)``. Returns ``(known, rules)``:
+    ``known`` maps every lower-cased training form to the words it most often
+    stood for (an empty tuple where it was mostly a plain token), ``rules``
+    maps a suffix to an edit script ``(cut, added, following words)``, kept
+    when at least ``min_count`` training tokens with that suffix took it and
+    they are at least half of the tokens with that suffix.
+    """
+    seen = defaultdict(Counter)
+    for form, words in tokens:
+        seen[form.lower()][tuple(w.lower() for w in words) if len(words) > 1 else ()] += 1
+    known = {}
+    by_suffix = defaultdict(Counter)
+    for form, expansions in seen.items():
+        known[form] = expansions.most_common(1)[0][0]
+        for words, n in expansions.items():
+            script = _script(form, words) if words else None
+            # a script applies only where the suffix holds all it cuts
+            shortest = 1 if script is None else max(1, script[0])
+            for length in range(shortest, min(MAX_SUFFIX, len(form) - 1) + 1):
+                by_suffix[form[-length:]][script] += n
+    rules = {}
+    for suffix, scripts in by_suffix.items():
+        script, n = scripts.most_common(1)[0]
+        if script is not None and n >= min_count and 2 * n >= sum(scripts.values()):
+            rules[suffix] = script
+    return known, rules
+
+
+def expand(form, known, rules):
+    """The words of the token ``form`` (``(form,)`` for a plain token)."""
+    lower = form.lower()
+    words = known.get(lower)
+    if words is not None:
+        return _with_case(form, words) if words else (form,)
+    for length in range(min(MAX_SUFFIX, len(lower) - 1), 0, -1):
+        script = rules.get(lower[-length:])
+        if script is not None and script[0] < len(lower):
+            return _with_case(form, _apply(lower, script))
+    return (form,)

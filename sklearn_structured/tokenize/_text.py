@@ -1,0 +1,122 @@
+"""Raw text and its segmentation, read from CoNLL-U documents.
+
+A treebank gives each sentence's text in ``# text`` and tells, by
+``SpaceAfter=No`` in MISC, where a token is glued to the next one. A document
+is turned back into running text the way the UD guidelines describe it:
+paragraphs (``# newpar``, ``# newdoc``) are separated by a blank line, and the
+sentences of a paragraph by one space, or by nothing where the last token of
+a sentence has ``SpaceAfter=No``. A sentence without ``# text`` is rebuilt
+from its FORMs and ``SpaceAfter`` (as the guidelines allow), and so is one
+whose ``# text`` does not spell its tokens.
+"""
+
+from typing import NamedTuple
+
+PARAGRAPH_BREAK = "\n\n"
+
+
+class Token(NamedTuple):
+    """One token of raw text: its characters ``text[start:end]``, and its words.
+
+    ``words`` holds the syntactic words of a multiword token (``"do"`` ->
+    ``("de", "o")``); a plain token is one word, its form.
+    """
+
+    form: str
+    start: int
+    end: int
+    words: tuple
+
+
+class SegmentedText(NamedTuple):
+    """A document's running text with its gold segmentation."""
+
+    text: str
+    sentences: list
+    """Per sentence, its tokens (:class:`Token`, offsets into ``text``)."""
+    rebuilt: int
+    """How many sentences had their text rebuilt from FORM and SpaceAfter."""
+
+
+def _space_after(row):
+    return "SpaceAfter=No" not in row[9].split("|")
+
+
+def sentence_tokens(sentence):
+    """``(form, words, space_after)`` for each token of a ConlluSentence, in order."""
+    tokens, rows, i = [], sentence.rows, 0
+    while i < len(rows):
+        row = rows[i]
+        if "." in row[0]:
+            i += 1
+        elif "-" in row[0]:
+            first, last = (int(part) for part in row[0].split("-"))
+            words = tuple(r[1] for r in rows[i + 1:] if r[0].isdigit())[: last - first + 1]
+            tokens.append((row[1], words, _space_after(row)))
+            i += 1
+            # past its words (and empty nodes among them), up to the next token
+            while i < len(rows) and ("." in rows[i][0]
+                                     or rows[i][0].isdigit() and int(rows[i][0]) <= last):
+                i += 1
+        else:
+            tokens.append((row[1], (row[1],), _space_after(row)))
+            i += 1
+    return tokens
+
+
+def _rebuilt(tokens):
+    return "".join(form + (" " if space else "") for form, _, space in tokens).rstrip(" ")
+
+
+def _token_offsets(text, tokens):
+    """Where each token's form stands in ``text``, or None if the text does not spell them."""
+    offsets, position = [], 0
+    for form, _, _ in tokens:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if not text.startswith(form, position):
+            return None
+        offsets.append(position)
+        position += len(form)
+    if text[position:].strip():
+        return None
+    return offsets
+
+
+def segmented_text(document):
+    """The running text of a ConlluDocument and its gold tokens and sentences.
+
+    Raises
+    ------
+    ValueError
+        When a sentence has no token with a non-empty FORM (no text to learn from).
+    """
+    pieces, sentences, length, rebuilt = [], [], 0, 0
+    glue = ""  # what joins the next sentence to the text so far
+    for index, sentence in enumerate(document):
+        metadata = sentence.metadata
+        tokens = sentence_tokens(sentence)
+        if not any(form.strip() for form, _, _ in tokens):
+            where = f"{document.source or 'document'}:{sentence.line or index + 1}"
+            raise ValueError(f"{where}: a sentence without any FORM, so no text to learn from")
+        comment_keys = {c[1:].strip().split(" ", 1)[0].split("=", 1)[0] for c in sentence.comments}
+        if sentences and ({"newpar", "newdoc"} & comment_keys):
+            glue = PARAGRAPH_BREAK
+        text = metadata.get("text")
+        offsets = None if text is None else _token_offsets(text, tokens)
+        if offsets is None:
+            rebuilt += 1
+            text = _rebuilt(tokens)
+            offsets = _token_offsets(text, tokens)
+        if sentences:
+            pieces.append(glue)
+            length += len(glue)
+        start = length
+        pieces.append(text)
+        length += len(text)
+        sentences.append([
+            Token(form, start + offset, start + offset + len(form), words)
+            for (form, words, _), offset in zip(tokens, offsets)
+        ])
+        glue = " " if tokens[-1][2] else ""
+    return SegmentedText("".join(pieces), sentences, rebuilt)

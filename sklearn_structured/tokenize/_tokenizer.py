@@ -1,0 +1,381 @@
+"""The tokeniser and sentence splitter: raw text to sentences of tokens and words."""
+
+import unicodedata
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..datasets import ConlluDocument, ConlluSentence
+from ..utils import (
+    EARLY_STOPPING_CONSTRAINTS,
+    EpochResult,
+    EpochTrainer,
+    perceptron_state,
+    prediction_weights,
+    split_validation,
+)
+from ..utils._compat import Interval, _fit_context
+from ._kernels import (
+    CLASS_DIGIT,
+    CLASS_FINAL_PUNCT,
+    CLASS_LETTER,
+    CLASS_LOWER,
+    CLASS_NEWLINE,
+    CLASS_PUNCT,
+    CLASS_SPACE,
+    CLASS_UPPER,
+    INSIDE,
+    N_LABELS,
+    SENTENCE_END,
+    TOKEN_END,
+    label_spans,
+    perceptron_epoch,
+    predict_labels,
+    text_context,
+)
+from ._multiword import expand, learn_expansions
+from ._text import PARAGRAPH_BREAK, Token, segmented_text
+
+# characters that end a sentence in some script (a class of their own)
+_FINAL_PUNCTUATION = frozenset(".!?…。！？｡؟।॥።")
+
+
+def _character_class(char):
+    if char == "\n":
+        return CLASS_NEWLINE
+    if char.isspace():
+        return CLASS_SPACE
+    if char in _FINAL_PUNCTUATION:
+        return CLASS_FINAL_PUNCT
+    if char.isupper():
+        return CLASS_UPPER
+    if char.islower():
+        return CLASS_LOWER
+    if char.isalpha():
+        return CLASS_LETTER
+    if char.isdigit() or unicodedata.category(char).startswith("N"):
+        return CLASS_DIGIT
+    return CLASS_PUNCT
+
+
+def encode_text(text):
+    """``(codes, classes)``: the lower-cased code point and the class of each character."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    distinct, inverse = np.unique(points, return_inverse=True)
+    lowered = np.empty(len(distinct), np.int64)
+    classes = np.empty(len(distinct), np.int8)
+    for k, point in enumerate(distinct):
+        char = chr(point)
+        lower = char.lower()
+        lowered[k] = ord(lower) if len(lower) == 1 else point
+        classes[k] = _character_class(char)
+    return lowered[inverse], classes[inverse]
+
+
+def _gold_labels(segmented, classes):
+    labels = np.zeros(len(segmented.text), np.int8)
+    for sentence in segmented.sentences:
+        for token in sentence:
+            labels[token.end - 1] = TOKEN_END
+        labels[sentence[-1].end - 1] = SENTENCE_END
+    # a form with spaces inside is split at them: white space always ends a token
+    spaces = (classes == CLASS_SPACE) | (classes == CLASS_NEWLINE)
+    before_space = np.zeros(len(labels), bool)
+    before_space[:-1] = spaces[1:] & ~spaces[:-1]
+    labels[before_space & (labels == INSIDE)] = TOKEN_END
+    return labels
+
+
+def _span_f1(gold, predicted):
+    gold, predicted = set(gold), set(predicted)
+    total = len(gold) + len(predicted)
+    return 2 * len(gold & predicted) / total if total else 1.0
+
+
+class _Text:
+    """One text as the kernels see it."""
+
+    def __init__(self, text):
+        self.text = text
+        self.codes, self.classes = encode_text(text)
+        self.context = text_context(self.codes, self.classes)
+
+
+class _TokenizerEpochs(EpochTrainer):
+    """Perceptron epochs over the training text, paragraphs in a fresh order each."""
+
+    def __init__(self, estimator, training, gold, segments, rng):
+        self.estimator, self.training, self.gold = estimator, training, gold
+        self.segments, self.rng = segments, rng
+        self.state = estimator.training_state_
+
+    def train_epoch(self):
+        est, text, state = self.estimator, self.training, self.state
+        order = self.rng.permutation(len(self.segments))
+        mistakes = perceptron_epoch(order, self.segments, text.codes, text.classes,
+                                    text.context, self.gold, state["weights"]["W"],
+                                    state["sums"]["W"], state["count"], est.n_features - 1)
+        est._store_prediction_weights()
+        decided = max(int(np.count_nonzero(~((text.classes == CLASS_SPACE)
+                                              | (text.classes == CLASS_NEWLINE)))), 1)
+        return EpochResult(f"epoch {len(est.history_) + 1}", mistakes / decided,
+                           (("mistakes", mistakes),))
+
+    def validation_score(self, validation):
+        return self.estimator.score(validation)
+
+    def snapshot(self):
+        return self.estimator.weights_.copy()
+
+    def restore(self, snapshot):
+        self.estimator.weights_ = snapshot
+
+
+class Tokenizer(BaseEstimator):
+    """Splits raw text into sentences, tokens and syntactic words, learned from a UD treebank.
+
+    Every character that is not white space is labelled by a multiclass
+    averaged perceptron over hashed character n-grams and the
+    white-space-delimited chunk around it: inside a token, end of a token, or
+    end of a token and a sentence. White space always ends a token, and a
+    blank line (a paragraph break) or the end of the text always ends a
+    sentence. Multiword tokens are then expanded into their words: a form
+    seen in training as it was most often there, an unseen one by the
+    suffix rules learned from the training tokens (edit scripts).
+
+    The training text is read from the documents' ``# text`` comments and
+    ``SpaceAfter=No`` (see :func:`segmented_text`); a sentence without
+    ``# text`` is rebuilt from its FORMs.
+
+    Parameters
+    ----------
+    n_epochs : int, default=8
+        Perceptron passes over the training text.
+    n_features : int, default=2**21
+        Rows of the hashed weight table (a power of two).
+    multiword_min_count : int, default=3
+        Training tokens a suffix rule for unseen multiword tokens needs.
+    expand_multiword : bool, default=True
+        Split multiword tokens into their words; False keeps every token one word.
+    n_iter_no_change : int or None, default=None
+        With validation data, keep the epoch with the best validation score
+        and stop after this many epochs without a better one.
+    validation_fraction : float or None, default=None
+        Hold out this fraction of the training documents as validation data.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the order of the paragraphs in every epoch.
+    verbose : int, default=0
+        One progress line per epoch on standard error.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_features, 3), float32
+        The averaged perceptron weights.
+    expansions_ : dict
+        Lower-cased training forms to the words they stand for (an empty
+        tuple for plain tokens).
+    expansion_rules_ : dict
+        Suffix to edit script ``(cut, added, following words)``.
+    history_ : list of dict
+        One record per epoch (see the user guide's training page).
+    n_rebuilt_sentences_ : int
+        Training sentences whose text was rebuilt from FORM and SpaceAfter.
+    """
+
+    _parameter_constraints = {
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 2**10, 2**26, closed="both")],
+        "multiword_min_count": [Interval(Integral, 1, None, closed="left")],
+        "expand_multiword": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        **EARLY_STOPPING_CONSTRAINTS,
+    }
+
+    def __init__(self, n_epochs=8, n_features=2**21, multiword_min_count=3, expand_multiword=True,
+                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
+        self.n_epochs = n_epochs
+        self.n_features = n_features
+        self.multiword_min_count = multiword_min_count
+        self.expand_multiword = expand_multiword
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.target_tags.required = False
+        return tags
+
+    def _store_prediction_weights(self):
+        self.weights_ = prediction_weights(self.training_state_, "W")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, X_val=None, y_val=None):
+        """Learn from CoNLL-U documents.
+
+        Parameters
+        ----------
+        X : list of ConlluDocument
+            Training documents (:func:`~sklearn_structured.datasets.read_conllu`).
+        y : None
+            Ignored: the segmentation is read from the documents.
+        X_val : list of ConlluDocument, default=None
+            Validation documents, scored after every epoch (see ``score``).
+        y_val : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        if self.n_features & (self.n_features - 1):
+            raise ValueError(f"n_features must be a power of two, got {self.n_features}")
+        X, _, X_val = split_validation(self, _documents(X, "X"), None, X_val, None,
+                                       supervised=False)
+        segmented = [segmented_text(doc) for doc in X]
+        self.n_rebuilt_sentences_ = sum(s.rebuilt for s in segmented)
+        text = PARAGRAPH_BREAK.join(s.text for s in segmented)
+        training = _Text(text)
+        gold = np.zeros(len(text), np.int8)
+        offset, paragraphs = 0, []
+        for s in segmented:
+            gold[offset:offset + len(s.text)] = _gold_labels(s, training.classes[offset:offset + len(s.text)])
+            start = offset
+            for piece in s.text.split(PARAGRAPH_BREAK):
+                paragraphs.append((start, start + len(piece)))
+                start += len(piece) + len(PARAGRAPH_BREAK)
+            offset += len(s.text) + len(PARAGRAPH_BREAK)
+        self.expansions_, self.expansion_rules_ = learn_expansions(
+            ((t.form, t.words) for s in segmented for sentence in s.sentences for t in sentence),
+            self.multiword_min_count)
+        self.training_state_ = perceptron_state({"W": np.zeros((self.n_features, N_LABELS))})
+        self._store_prediction_weights()
+        self.history_ = []
+        validation = None if X_val is None else _documents(X_val, "X_val")
+        trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64),
+                                   check_random_state(self.random_state))
+        trainer.history = self.history_
+        trainer.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
+                    validation=validation, patience=self.n_iter_no_change)
+        del self.training_state_
+        return self
+
+    def _segment(self, text):
+        """Token spans (n, 2) and the index of the last token of every sentence."""
+        encoded = _Text(text)
+        labels = predict_labels(encoded.codes, encoded.classes, encoded.context, self.weights_,
+                                self.weights_.shape[0] - 1)
+        return label_spans(labels, encoded.classes)
+
+    def _words(self, form):
+        if not self.expand_multiword:
+            return (form,)
+        return tuple(expand(form, self.expansions_, self.expansion_rules_))
+
+    def predict(self, X):
+        """Split each raw text into sentences of tokens.
+
+        Parameters
+        ----------
+        X : list of str
+            Raw texts (paragraphs separated by blank lines).
+
+        Returns
+        -------
+        sentences : list of list of list of Token
+            For each text, its sentences; for each sentence its tokens
+            (:class:`Token`: ``form``, ``start``, ``end`` offsets into the
+            text, and ``words``, several for a multiword token).
+        """
+        check_is_fitted(self, "weights_")
+        out = []
+        for text in _texts(X):
+            spans, last_tokens = self._segment(text)
+            words = {}  # the words of each distinct form, looked up once per text
+            tokens = []
+            for start, end in spans.tolist():
+                form = text[start:end]
+                if form not in words:
+                    words[form] = self._words(form)
+                tokens.append(Token(form, start, end, words[form]))
+            bounds = [0, *(last_tokens + 1).tolist()]
+            out.append([tokens[a:b] for a, b in zip(bounds, bounds[1:])])
+        return out
+
+    def score(self, X, y=None):
+        """The mean of the token and sentence F1 on documents' raw text.
+
+        Tokens and sentences count as found when their character spans match
+        gold's exactly (the CoNLL 2018 Tokens and Sentences figures).
+        """
+        check_is_fitted(self, "weights_")
+        gold_tokens, gold_sentences, tokens, sentences = [], [], [], []
+        for index, doc in enumerate(_documents(X, "X")):
+            segmented = segmented_text(doc)
+            spans, last_tokens = self._segment(segmented.text)
+            tokens += [(index, start, end) for start, end in spans.tolist()]
+            first_tokens = [0, *(last_tokens[:-1] + 1).tolist()]
+            sentences += [(index, int(spans[a, 0]), int(spans[b, 1]))
+                          for a, b in zip(first_tokens, last_tokens.tolist())]
+            gold_tokens += [(index, t.start, t.end) for s in segmented.sentences for t in s]
+            gold_sentences += [(index, s[0].start, s[-1].end) for s in segmented.sentences]
+        return (_span_f1(gold_tokens, tokens) + _span_f1(gold_sentences, sentences)) / 2
+
+
+def _documents(X, name):
+    if isinstance(X, ConlluDocument) or not isinstance(X, (list, tuple)):
+        raise ValueError(f"{name} must be a list of CoNLL-U documents (read_conllu), "
+                         f"got {type(X).__name__}")
+    for i, doc in enumerate(X):
+        if not isinstance(doc, ConlluDocument):
+            raise ValueError(f"{name}[{i}] is a {type(doc).__name__}, not a CoNLL-U document "
+                             "(read it with sklearn_structured.datasets.read_conllu)")
+    return list(X)
+
+
+def _texts(X):
+    if isinstance(X, str) or not isinstance(X, (list, tuple)):
+        raise ValueError(f"X must be a list of raw texts (str), got {type(X).__name__}")
+    for i, text in enumerate(X):
+        if not isinstance(text, str):
+            raise ValueError(f"X[{i}] is a {type(text).__name__}, not a raw text (str)")
+    return X
+
+
+def to_document(text, sentences, *, sent_id_prefix=""):
+    """A ConlluDocument of predicted sentences of ``text`` (words unannotated).
+
+    Every sentence gets ``# sent_id`` and ``# text`` (its text with each run
+    of white space as one space), multiword tokens their range line and
+    words, and a token directly followed by the next one ``SpaceAfter=No``;
+    ``# newpar`` marks each sentence that starts after a blank line.
+    """
+    out = []
+    tokens = [token for sentence in sentences for token in sentence]
+    following = {id(a): b.start for a, b in zip(tokens, tokens[1:])}
+    previous_end = 0
+    for number, sentence in enumerate(sentences, start=1):
+        comments = []
+        if number == 1 or text.count("\n", previous_end, sentence[0].start) >= 2:
+            comments.append("# newpar")
+        sentence_text = " ".join(text[sentence[0].start:sentence[-1].end].split())
+        comments += [f"# sent_id = {sent_id_prefix}{number}", f"# text = {sentence_text}"]
+        rows, n = [], 0
+        for token in sentence:
+            misc = "SpaceAfter=No" if following.get(id(token)) == token.end else "_"
+            if len(token.words) > 1:
+                rows.append([f"{n + 1}-{n + len(token.words)}", token.form, *"_" * 7, misc])
+                misc = "_"
+            for word in token.words:
+                n += 1
+                rows.append([str(n), word, *"_" * 7, misc])
+        out.append(ConlluSentence(comments, rows))
+        previous_end = sentence[-1].end
+    return ConlluDocument(out)

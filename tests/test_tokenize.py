@@ -1,0 +1,172 @@
+"""The tokeniser and sentence splitter learned from CoNLL-U documents."""
+
+import io
+import pickle
+import re
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
+from sklearn_structured.metrics._aligned import aligned_scores
+from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
+from sklearn_structured.tokenize._multiword import expand, learn_expansions
+
+CONLLU = """\
+# newdoc id = d1
+# newpar
+# text = Hi there!
+1	Hi	_	_	_	_	2	x	_	_
+2	there	_	_	_	_	0	root	_	SpaceAfter=No
+3	!	_	_	_	_	2	punct	_	SpaceAfter=No
+
+1	Ok	_	_	_	_	0	root	_	SpaceAfter=No
+2	.	_	_	_	_	1	punct	_	_
+
+# newpar
+# text = Vou do Porto à casa.
+1	Vou	_	_	_	_	0	root	_	_
+2-3	do	_	_	_	_	_	_	_	_
+2	de	_	_	_	_	4	case	_	_
+3	o	_	_	_	_	4	det	_	_
+4	Porto	_	_	_	_	1	obl	_	_
+5-6	à	_	_	_	_	_	_	_	_
+5	a	_	_	_	_	7	case	_	_
+6	a	_	_	_	_	7	det	_	_
+7	casa	_	_	_	_	1	obl	_	SpaceAfter=No
+8	.	_	_	_	_	1	punct	_	_
+
+"""
+
+
+def test_segmented_text_follows_the_ud_rules():
+    segmented = segmented_text(read_conllu(io.StringIO(CONLLU)))
+    # no "# text" in the second sentence: rebuilt from FORM and SpaceAfter; it is
+    # glued to the first (SpaceAfter=No); a new paragraph after a blank line
+    assert segmented.text == "Hi there!Ok.\n\nVou do Porto à casa."
+    assert segmented.rebuilt == 1
+    first, second, third = segmented.sentences
+    assert [t.form for t in first] == ["Hi", "there", "!"]
+    assert [(t.start, t.end) for t in second] == [(9, 11), (11, 12)]
+    # consecutive multiword tokens keep their words
+    assert [(t.form, t.words) for t in third] == [
+        ("Vou", ("Vou",)), ("do", ("de", "o")), ("Porto", ("Porto",)), ("à", ("a", "a")),
+        ("casa", ("casa",)), (".", (".",))]
+    assert all(segmented.text[t.start:t.end] == t.form for s in segmented.sentences for t in s)
+
+
+def test_segmented_text_rebuilds_a_text_that_does_not_spell_the_tokens():
+    doc = read_conllu(io.StringIO("# text = Something else\n1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n\n"))
+    segmented = segmented_text(doc)
+    assert segmented.text == "Hi" and segmented.rebuilt == 1
+
+
+def test_multiword_expansion_known_forms_case_and_suffix_rules():
+    pairs = [("do", ("de", "o"))] * 5 + [("do", ("do",))] + [("nos", ("nos",))] * 3 + [
+        ("nos", ("em", "os"))] + [(f"{verb}-lo", (verb[:-1] + "er", "o"))
+                                  for verb in ("fazê", "vê", "crê", "dizê")]
+    known, rules = learn_expansions(pairs, min_count=3)
+    assert expand("do", known, rules) == ("de", "o")
+    assert expand("Do", known, rules) == ("De", "o")
+    assert expand("DO", known, rules) == ("DE", "O")
+    assert expand("nos", known, rules) == ("nos",)  # mostly a word of its own
+    # an unseen form takes the rule of its suffix
+    assert expand("lê-lo", known, rules) == ("ler", "o")
+    assert expand("casa", known, rules) == ("casa",)
+
+
+@pytest.fixture(scope="module")
+def sample():
+    train = load_sample_treebank("train", as_document=True)
+    test = load_sample_treebank("test", as_document=True)
+    return train, test, Tokenizer(n_epochs=4, random_state=0).fit([train])
+
+
+def _baseline_document(text):
+    """Split at white space and around punctuation; a sentence ends after . ! or ?"""
+    sentences, tokens = [], []
+    for match in re.finditer(r"\w+|[^\w\s]", text):
+        tokens.append(Token(match[0], match.start(), match.end(), (match[0],)))
+        if match[0] in ".!?":
+            sentences.append(tokens)
+            tokens = []
+    if tokens:
+        sentences.append(tokens)
+    return to_document(text, sentences)
+
+
+def test_learns_to_beat_a_rule_based_splitter_on_the_sample(sample):
+    _, test, tokenizer = sample
+    segmented = segmented_text(test)
+    ours = aligned_scores(test, to_document(segmented.text, tokenizer.predict([segmented.text])[0]))
+    rules = aligned_scores(test, _baseline_document(segmented.text))
+    assert ours["Tokens"].f1 > rules["Tokens"].f1 and ours["Tokens"].f1 > 0.97
+    assert ours["Sentences"].f1 > rules["Sentences"].f1
+    assert ours["Words"].f1 > 0.97
+    assert tokenizer.score([test]) == pytest.approx(
+        (ours["Tokens"].f1 + ours["Sentences"].f1) / 2)
+
+
+def test_tokens_point_into_the_text(sample):
+    tokenizer = sample[2]
+    text = "  Mr. Smith went to Washington.He didn't stay!\n\nNew paragraph here "
+    sentences = tokenizer.predict([text])[0]
+    tokens = [t for s in sentences for t in s]
+    assert all(text[t.start:t.end] == t.form for t in tokens)
+    assert [t.start for t in tokens] == sorted(t.start for t in tokens)
+    # every character that is not white space is in a token
+    covered = "".join(text[t.start:t.end] for t in tokens)
+    assert covered == "".join(text.split())
+    # a blank line ends a sentence
+    assert any(s[-1].end <= text.index("\n\n") < s[-1].end + 3 for s in sentences)
+
+
+def test_conllu_of_predicted_text_round_trips_the_characters(sample):
+    tokenizer = sample[2]
+    text = "The cat sat.It was (very) happy.\n\nAnother one"
+    sentences = tokenizer.predict([text])[0]
+    doc = to_document(text, sentences)
+    again = segmented_text(read_conllu(io.StringIO(write_conllu(doc))))
+    assert "".join(again.text.split()) == "".join(text.split())
+    assert doc[0].comments[0] == "# newpar"
+    assert sum(c == "# newpar" for s in doc for c in s.comments) == 2
+
+
+def test_a_long_line_without_punctuation_takes_linear_time(sample):
+    tokenizer = sample[2]
+    tokenizer.predict(["word " * 10])
+    times = []
+    for n in (10_000, 40_000):
+        text = "x" * n
+        start = time.perf_counter()
+        [[sentence]] = tokenizer.predict([text])
+        times.append(time.perf_counter() - start)
+        assert "".join(t.form for t in sentence) == text
+    assert times[1] < 10 * times[0] + 0.5
+
+
+def test_estimator_api(sample):
+    train, test, tokenizer = sample
+    assert clone(tokenizer).get_params() == tokenizer.get_params()
+    text = segmented_text(test).text
+    again = pickle.loads(pickle.dumps(tokenizer))
+    assert again.predict([text]) == tokenizer.predict([text])
+    refit = Tokenizer(n_epochs=4, random_state=0).fit([train])
+    np.testing.assert_array_equal(refit.weights_, tokenizer.weights_)
+    whole = Tokenizer(n_epochs=4, random_state=0, expand_multiword=False).fit([train])
+    assert all(len(t.words) == 1 for s in whole.predict([text])[0] for t in s)
+
+
+def test_bad_input_is_refused_with_a_clear_message(sample):
+    tokenizer = sample[2]
+    with pytest.raises(ValueError, match="list of raw texts"):
+        tokenizer.predict("just a string")
+    with pytest.raises(ValueError, match=r"X\[1\] is a int"):
+        tokenizer.predict(["fine", 3])
+    with pytest.raises(ValueError, match="list of CoNLL-U documents"):
+        Tokenizer().fit(load_sample_treebank("test", as_document=True))
+    with pytest.raises(ValueError, match="power of two"):
+        Tokenizer(n_features=3000).fit([sample[0]])
+    assert tokenizer.predict(["", "   \n "]) == [[], []]
