@@ -6,9 +6,10 @@ form is expanded by a suffix rule learned from the training tokens: an edit
 script says how many characters to cut from the end of the token, what to
 put in their place to make the first word, and which words follow (``-lo``:
 cut 4 from ``fazê-lo``, add ``er`` -> ``fazer``, then ``o``). A suffix's rule
-is used when the training tokens with that suffix took it at least half of
-the time and often enough; the longest such suffix wins. Forms are looked up
-lower-cased and the case of the token is given back to its words.
+is used when the distinct training forms with that suffix took it at least
+half of the time and often enough; the longest such suffix wins. A form is
+looked up as written first (``Nessa`` the name, ``nessa`` the contraction),
+then lower-cased, and the case of the token is given back to its words.
 """
 
 from collections import Counter, defaultdict
@@ -39,29 +40,38 @@ def _with_case(token, words):
     return words
 
 
+def _majority(counts):
+    return {form: expansions.most_common(1)[0][0] for form, expansions in counts.items()}
+
+
 def learn_expansions(tokens, min_count=3):
     """What :func:`expand` reads, learned from ``(form, words)`` pairs.
 
     A plain token's words are ``(form,)``. Returns ``(known, rules)``:
-    ``known`` maps every lower-cased training form to the words it most often
-    stood for (an empty tuple where it was mostly a plain token), ``rules``
-    maps a suffix to an edit script ``(cut, added, following words)``, kept
-    when at least ``min_count`` training tokens with that suffix took it and
-    they are at least half of the tokens with that suffix.
+    ``known`` maps every training form, as written and lower-cased, to the
+    words it most often stood for (an empty tuple where it was mostly a plain
+    token); ``rules`` maps a suffix to an edit script ``(cut, added,
+    following words)``. A suffix's rule is learned from the distinct
+    lower-cased forms with that suffix: kept when at least ``min_count`` of
+    them took it and they are at least half of those forms. Only scripts
+    that keep two characters or more of the token count towards a rule, so
+    short closed-class forms (``pela`` -> ``por a``) make no rule for
+    ``janela``.
     """
-    seen = defaultdict(Counter)
+    as_written, lowered = defaultdict(Counter), defaultdict(Counter)
     for form, words in tokens:
-        seen[form.lower()][tuple(w.lower() for w in words) if len(words) > 1 else ()] += 1
-    known = {}
+        words = tuple(w.lower() for w in words) if len(words) > 1 else ()
+        as_written[form][words] += 1
+        lowered[form.lower()][words] += 1
+    known = {"written": _majority(as_written), "lower": _majority(lowered)}
     by_suffix = defaultdict(Counter)
-    for form, expansions in seen.items():
-        known[form] = expansions.most_common(1)[0][0]
-        for words, n in expansions.items():
-            script = _script(form, words) if words else None
-            # a script applies only where the suffix holds all it cuts
-            shortest = 1 if script is None else max(1, script[0])
-            for length in range(shortest, min(MAX_SUFFIX, len(form) - 1) + 1):
-                by_suffix[form[-length:]][script] += n
+    for form, words in known["lower"].items():
+        script = _script(form, words) if words else None
+        if script is not None and len(form) - script[0] < 2:
+            continue
+        shortest = 1 if script is None else max(1, script[0])
+        for length in range(shortest, min(MAX_SUFFIX, len(form) - 1) + 1):
+            by_suffix[form[-length:]][script] += 1
     rules = {}
     for suffix, scripts in by_suffix.items():
         script, n = scripts.most_common(1)[0]
@@ -71,11 +81,15 @@ def learn_expansions(tokens, min_count=3):
 
 
 def expand(form, known, rules):
-    """The words of the token ``form`` (``(form,)`` for a plain token)."""
-    lower = form.lower()
-    words = known.get(lower)
+    """The words of the token ``form`` (``(form,)`` for a plain token): as the
+    form was written in training, else as its lower-cased form, else by the
+    longest suffix with a rule."""
+    words = known["written"].get(form)
+    if words is None:
+        words = known["lower"].get(form.lower())
     if words is not None:
         return _with_case(form, words) if words else (form,)
+    lower = form.lower()
     for length in range(min(MAX_SUFFIX, len(lower) - 1), 0, -1):
         script = rules.get(lower[-length:])
         if script is not None and script[0] < len(lower):
