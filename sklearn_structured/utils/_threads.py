@@ -9,6 +9,7 @@ without looking at that context, and the threads are started with joblib's
 threading backend explicitly.
 """
 
+import contextvars
 import os
 
 import numpy as np
@@ -25,12 +26,16 @@ def thread_count(n_jobs):
 
 
 def run_in_threads(function, argument_tuples, n_threads):
-    """``[function(*args) for args in argument_tuples]``, on up to ``n_threads`` local threads."""
+    """``[function(*args) for args in argument_tuples]``, on up to ``n_threads`` local threads.
+
+    Each call runs in a copy of the caller's context, so what the caller set
+    in context variables (the step label of progress lines) holds in the threads.
+    """
     argument_tuples = list(argument_tuples)
     if n_threads <= 1 or len(argument_tuples) <= 1:
         return [function(*args) for args in argument_tuples]
     return Parallel(n_jobs=min(n_threads, len(argument_tuples)), backend="threading")(
-        delayed(function)(*args) for args in argument_tuples
+        delayed(contextvars.copy_context().run)(function, *args) for args in argument_tuples
     )
 
 
