@@ -16,7 +16,7 @@ from sklearn_structured.decoding import (
     eisner_marginals,
 )
 from sklearn_structured.kernels.eisner import nonprojective_arc_count
-from test_decoding_oracle import all_trees, is_projective, is_tree
+from _oracles import all_trees, is_projective, is_tree
 
 DECODERS = [
     eisner,

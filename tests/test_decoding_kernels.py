@@ -5,7 +5,6 @@ import functools
 import numpy as np
 import pytest
 
-from test_decoding_oracle import all_trees, is_projective, is_tree, tree_scores
 from sklearn_structured.kernels import (
     chu_liu_edmonds_argmax,
     chu_liu_edmonds_argmax_batch,
@@ -14,6 +13,7 @@ from sklearn_structured.kernels import (
     eisner_inside_outside,
     eisner_kbest_kernel,
 )
+from _oracles import all_trees, is_projective, is_tree, tree_scores
 
 SEEDS = range(40)
 SIZES = range(1, 7)
