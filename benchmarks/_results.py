@@ -3,7 +3,9 @@
 Each script owns the section between ``<!-- BEGIN name -->`` and
 ``<!-- END name -->`` and rewrites it whole, stamped with the machine, the
 date, the thread count and the exact command, so figures are never edited by
-hand and one script never clobbers another's.
+hand and one script never clobbers another's. The stamp also names the
+commit the code was run on and whether the work tree differed from it, so
+that a figure can be traced to the code that produced it.
 """
 
 import datetime
@@ -11,6 +13,7 @@ import os
 import platform
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,13 +34,30 @@ def machine_description():
     )
 
 
-def write_section(name, title, body, *, started_load=None):
+def code_description():
+    """The commit checked out, and whether anything but RESULTS.md differs from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=RESULTS.parent, capture_output=True,
+                              text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "--short", "HEAD").strip()
+        # RESULTS.md is rewritten by the scripts themselves, so its edits do not count
+        changed = [line for line in git("status", "--porcelain").splitlines()
+                   if not line.endswith(f"benchmarks/{RESULTS.name}")]
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not run from a git checkout)"
+    return f"{commit}, " + ("with uncommitted changes" if changed else "clean tree")
+
+
+def write_section(name, title, body):
     """Replace (or append) the section ``name`` of RESULTS.md with ``body``."""
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"<!-- BEGIN {name} -->\n## {title}\n\n"
-        f"- command: `{command}`\n- date: {stamp}\n- machine: {machine_description()}\n\n"
+        f"- command: `{command}`\n- date: {stamp}\n- commit: {code_description()}\n"
+        f"- machine: {machine_description()}\n\n"
         f"{body.rstrip()}\n<!-- END {name} -->\n"
     )
     text = RESULTS.read_text() if RESULTS.exists() else HEADER
