@@ -29,9 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -14,20 +14,16 @@ reported. Run from the repository root:
 
 import argparse
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
-from sklearn_structured import LowRankTensorParser  # noqa: E402
-from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu  # noqa: E402
+from sklearn_structured import LowRankTensorParser
+from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu
 
 
 def parse_shard(sentences, model, path):

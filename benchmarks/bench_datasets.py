@@ -14,14 +14,12 @@ import argparse
 import hashlib
 import lzma
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._results import markdown_table, write_section  # noqa: E402
-from sklearn_structured.datasets import (  # noqa: E402
+from _results import markdown_table, write_section
+from sklearn_structured.datasets import (
     load_conllu,
     load_ptb_lm,
     load_ptb_wsj_sample,

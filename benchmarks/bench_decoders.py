@@ -20,17 +20,14 @@ import argparse
 import heapq
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
-from sklearn_structured.decoding import decode_batch  # noqa: E402
-from sklearn_structured.kernels import (  # noqa: E402
+from sklearn_structured.decoding import decode_batch
+from sklearn_structured.kernels import (
     chu_liu_edmonds_argmax,
     eisner_argmax,
     eisner_inside_outside,

@@ -37,23 +37,21 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import RESULTS, markdown_table, write_section  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
+from _results import RESULTS, markdown_table, write_section
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.model_selection import train_test_split
+from sklearn.svm import LinearSVC
 
-from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
-from sklearn_structured.datasets import load_20newsgroups  # noqa: E402
-from sklearn_structured.distro import DistroSequenceSVM, DistroSVM  # noqa: E402
+from sklearn_structured.datasets import load_ud_treebank
+from sklearn_structured.datasets import load_20newsgroups
+from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
 # the estimators' own objective and training problems, to score the exact baseline's weights
-from sklearn_structured.distro._alternating import objective  # noqa: E402
-from sklearn_structured.distro._multiclass import _MulticlassProblem  # noqa: E402
-from sklearn_structured.distro._sequence import _SequenceProblem  # noqa: E402
-from sklearn_structured.metrics import token_accuracy  # noqa: E402
+from sklearn_structured.distro._alternating import objective
+from sklearn_structured.distro._multiclass import _MulticlassProblem
+from sklearn_structured.distro._sequence import _SequenceProblem
+from sklearn_structured.metrics import token_accuracy
 
 NUCLEAR_PENALTIES = [0.0, 1e-3, 3e-3, 1e-2]
 LABEL_RATES = [0.1, 0.3]

@@ -12,7 +12,6 @@ one-hot baseline at the same alpha. Run from the repository root:
 import os
 import sys
 import time
-from pathlib import Path
 
 # one core per fit: a threaded BLAS fighting for shared cores made each SVD of the
 # proximal step about a hundred times slower
@@ -21,8 +20,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import markdown_table, write_section  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer  # noqa: E402

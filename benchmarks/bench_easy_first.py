@@ -34,10 +34,7 @@ from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagg
 from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
-try:
-    from _results import markdown_table, write_section
-except ImportError:  # run as a module from the repository root
-    from benchmarks._results import markdown_table, write_section
+from _results import markdown_table, write_section
 
 PARTS = ("parser", "tagger", "pipeline", "second")
 

@@ -16,16 +16,12 @@ that other labellers can be scored on the same trees.
 
 import argparse
 import ast
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
 
 def label_accuracy(X, gold, predicted):

@@ -33,12 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
 CONFIGS = {
     "full": dict(gamma=0.3, use_pos=True),

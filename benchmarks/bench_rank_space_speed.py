@@ -14,9 +14,7 @@ so the load average is recorded with them.
 """
 
 import os
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -25,8 +23,6 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import markdown_table, write_section  # noqa: E402
 

@@ -55,10 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _results import markdown_table, write_section  # noqa: E402
+from _results import markdown_table, write_section
 
 
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]

@@ -28,10 +28,7 @@ import numpy as np
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamTagger
 
-try:
-    from _results import markdown_table, write_section
-except ImportError:  # run as a module from the repository root
-    from benchmarks._results import markdown_table, write_section
+from _results import markdown_table, write_section
 
 NAMES = {"upos": "UPOS", "feats": "UFeats", "lemma": "Lemma"}
 

@@ -27,15 +27,12 @@ import json
 import lzma
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _results import markdown_table, write_section  # noqa: E402
-from bench_pipeline import cli, strip_to_forms  # noqa: E402
+from _results import markdown_table, write_section
+from bench_pipeline import cli, strip_to_forms
 
 
 def read_text(path):
