@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-
+from _common import data_home
 from _results import markdown_table, write_section
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -43,9 +43,11 @@ _PARTS = {
                "token accuracy"),
 }
 
-# Runs inside the checked-out tree (PYTHONPATH): train, predict, print JSON.
+# Runs on the checked-out tree's package (first on PYTHONPATH) with this folder's
+# timing helper (second): train, predict, print JSON.
 _CHILD = r"""
-import json, sys, time
+import json, sys
+from _common import timed
 from sklearn_structured.datasets import load_ud_treebank
 part, seed, beam = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 X, y = load_ud_treebank("en_ewt", "train")
@@ -66,15 +68,8 @@ else:
                                           **kw)
     y, y_test = ([[t["xpos"] for t in s] for s in data] for data in (X, X_test))
 make(n_epochs=1).fit(X[:30], y and y[:30]).predict(X_test[:30])  # compile outside the timing
-tic = time.process_time()
-model = make(random_state=seed).fit(X, y)
-train = time.process_time() - tic
-times = []
-for _ in range(5):  # prediction is short: the median of five calls
-    tic = time.process_time()
-    model.predict(X_test)
-    times.append(time.process_time() - tic)
-predict = sorted(times)[2]
+model, _, train = timed(lambda: make(random_state=seed).fit(X, y))
+predict = timed(lambda: model.predict(X_test), 5).cpu  # prediction is short: median of five
 print(json.dumps({"accuracy": 100 * model.score(X_test, y_test), "train": train,
                   "predict": predict}))
 """
@@ -89,7 +84,8 @@ def checkout(revision, folder):
 
 
 def run(tree, cache, part, seed, beam):
-    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(REPOSITORY / "benchmarks")]),
+               NUMBA_CACHE_DIR=str(cache))
     out = subprocess.run([sys.executable, "-c", _CHILD, part, str(seed), str(beam)], env=env,
                          check=True, capture_output=True, text=True, cwd=tree).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -103,6 +99,7 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--beam", type=int, default=1, help="easy-first beam size (parser, tagger)")
     args = ap.parse_args()
+    data_home()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)

@@ -29,7 +29,6 @@ import importlib.util
 import itertools
 import os
 import re
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -37,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-
+from _common import data_home, timed
 from _results import RESULTS, markdown_table, write_section
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
@@ -59,13 +58,6 @@ LABEL_RATES = [0.1, 0.3]
 
 def log(*args):
     print(time.strftime("%H:%M:%S"), *args, flush=True)
-
-
-def cpu_seconds(function, *args):
-    """``function(*args)`` and the CPU seconds it took (one thread)."""
-    start = time.process_time()
-    result = function(*args)
-    return result, time.process_time() - start
 
 
 def select(make, grid, X_fit, y_fit, X_held, y_held, score):
@@ -103,8 +95,8 @@ def run_seeds(make, seeds, X, y, X_test, accuracy, n_test_items):
     runs = {"accuracy": [], "objective": [], "nuclear": [], "fit": [], "speed": []}
     for seed in seeds:
         model = make(seed)
-        _, fit_seconds = cpu_seconds(model.fit, X, y)
-        value, seconds = cpu_seconds(accuracy, model, X_test)
+        fit_seconds = timed(lambda: model.fit(X, y)).cpu
+        value, _, seconds = timed(lambda: accuracy(model, X_test))
         runs["accuracy"].append(value)
         runs["objective"].append(model.objective_curve_[-1])
         sigma = np.linalg.svd(model.label_vectors_, compute_uv=False)
@@ -133,13 +125,13 @@ def exact_svm(problem, X, y_ids, X_test, alpha, n_examples):
     svc = LinearSVC(multi_class="crammer_singer", C=1.0 / (alpha * n_examples), max_iter=5000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        _, fit_seconds = cpu_seconds(svc.fit, X, y_ids)
+        fit_seconds = timed(lambda: svc.fit(X, y_ids)).cpu
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     M = svc.coef_.shape[0]
     V = np.vstack([svc.coef_.T, svc.intercept_])
     T = np.zeros((M, M) if problem.has_transitions else (0, 0))
     value = objective(problem, np.eye(M), V, T, alpha, 0.0)
-    prediction, seconds = cpu_seconds(svc.predict, X_test)
+    prediction, _, seconds = timed(lambda: svc.predict(X_test))
     log(f"  LinearSVC C={svc.C:g}: objective {value:.4f}, fit {fit_seconds:.1f} CPU s, "
         f"converged {converged}")
     return svc, prediction, value, fit_seconds, seconds, converged
@@ -377,8 +369,8 @@ def pos(quick, exact, done, skip=()):
         if have_crfsuite and not main_d:
             log(f"{name} CRF")
             crf = CRFSuiteTagger()
-            _, fit_seconds = cpu_seconds(crf.fit, X, y)
-            prediction, seconds = cpu_seconds(crf.predict, X_test)
+            fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+            prediction, _, seconds = timed(lambda: crf.predict(X_test))
             rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
                          f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
                          f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
@@ -455,8 +447,7 @@ def main():
     parser.add_argument("--news-features", choices=["tfidf", "binary"], default="tfidf",
                         help="binary: 20 Newsgroups only, into a section of its own")
     args = parser.parse_args()
-    if "SKLEARN_STRUCTURED_DATA" not in os.environ:
-        sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
+    data_home()
     load_start = os.getloadavg()[0]
     parts = finished_parts(SECTIONS[args.news_features][0]) if args.resume else []
     kept = [part.split("\n")[0][4:] for part in parts]

@@ -18,9 +18,9 @@ import argparse
 import ast
 import time
 
-
 import numpy as np
 
+from _common import data_home
 from _results import markdown_table, write_section
 
 
@@ -45,6 +45,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save-trees", help="npz file for the predicted heads of each split")
     args = ap.parse_args()
+    data_home()
 
     from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score

@@ -19,7 +19,6 @@ import argparse
 import os
 import pickle
 
-
 import numpy as np
 from numba import njit
 from sklearn_structured import LowRankTensorParser
@@ -31,6 +30,7 @@ from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.metrics import attachment_score
 from sklearn_structured.utils._training import averaged_weights
 
+from _common import data_home
 from _results import markdown_table, write_section
 
 N_LOCAL = 24  # keys[:24] read only the arc and the sentence, not the rest of the tree
@@ -101,6 +101,7 @@ def main():
                     help="pickle of the parser fitted on the heads (made if missing)")
     ap.add_argument("--alphas", nargs="+", type=float, default=[0.0, 0.05, 0.1, 0.2, 0.5, 1.0])
     args = ap.parse_args()
+    data_home()
     X, y = load_ud_treebank("en_ewt", "train", labelled=True)
     Xd, yd = load_ud_treebank("en_ewt", "dev", labelled=True)
     heads = [h for h, _ in y]; deprels = [d for _, d in y]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-
+from _common import data_home
 from _results import markdown_table, write_section
 
 # UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
@@ -90,6 +90,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     args = ap.parse_args()
+    data_home()
 
     from sklearn_structured.datasets._ud import _ud_file
 

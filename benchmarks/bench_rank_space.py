@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-
+from _common import data_home
 from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample
@@ -320,6 +320,7 @@ def main():
     parser.add_argument("--hmmlearn-states", type=int, default=128)
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
     args = parser.parse_args()
+    data_home()
     {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
 
 
