@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = (
     "# Benchmark results\n\n"
@@ -67,6 +69,14 @@ def write_section(name, title, body):
     else:
         text = text.rstrip("\n") + "\n\n" + section
     RESULTS.write_text(text)
+
+
+def mean_sd(values, scale=1.0, digits=2):
+    """``mean ± sd`` over seeds (population sd), or the single value of one seed."""
+    values = scale * np.asarray(values, dtype=float)
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
 
 
 def markdown_table(header, rows):

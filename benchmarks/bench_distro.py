@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from _common import data_home, timed
-from _results import RESULTS, markdown_table, write_section
+from _results import RESULTS, markdown_table, mean_sd, write_section
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.model_selection import train_test_split
@@ -80,13 +80,6 @@ def fmt_params(params):
 
 def fmt_grid(grid):
     return "; ".join(f"{k} in {{{', '.join(f'{v:g}' for v in values)}}}" for k, values in grid.items())
-
-
-def mean_sd(values, scale=1.0, digits=2):
-    values = scale * np.asarray(values)
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
 
 
 def run_seeds(make, seeds, X, y, X_test, accuracy, n_test_items):
