@@ -23,7 +23,7 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = (
     "# Benchmark results\n\n"
     "Written by the scripts in this folder; do not edit figures by hand. "
-    "Each section names the command that produced it.\n"
+    "Each section names the command, the commit and the machine that produced it.\n"
 )
 
 
