@@ -29,9 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _results import markdown_table, write_section  # noqa: E402
+from _common import data_home, timed
+from _results import markdown_table, write_section
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -44,41 +43,39 @@ _PARTS = {
                "token accuracy"),
 }
 
-# Runs inside the checked-out tree (PYTHONPATH): train, predict, print JSON.
-_CHILD = r"""
-import json, sys, time
-from sklearn_structured.datasets import load_ud_treebank
-part, seed, beam = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-X, y = load_ud_treebank("en_ewt", "train")
-X_test, y_test = load_ud_treebank("en_ewt", "test")
-if part == "lowrank":
-    from sklearn_structured import LowRankTensorParser
-    make = lambda **kw: LowRankTensorParser(**kw)
-elif part == "easyfirst":
-    from sklearn_structured import EasyFirstBeamParser
-    make = lambda **kw: EasyFirstBeamParser(beam_size=beam, **kw)
-elif part == "tagger":
-    from sklearn_structured import EasyFirstBeamTagger
-    make = lambda **kw: EasyFirstBeamTagger(beam_size=beam, target="xpos", **kw)
-    y = y_test = None  # the tagger reads its gold tags from the tokens
-else:
-    from sklearn_structured import DistroSequenceSVM
-    make = lambda **kw: DistroSequenceSVM(n_components=20, alpha=1e-5, label_learning_rate=0.3,
-                                          **kw)
-    y, y_test = ([[t["xpos"] for t in s] for s in data] for data in (X, X_test))
-make(n_epochs=1).fit(X[:30], y and y[:30]).predict(X_test[:30])  # compile outside the timing
-tic = time.process_time()
-model = make(random_state=seed).fit(X, y)
-train = time.process_time() - tic
-times = []
-for _ in range(5):  # prediction is short: the median of five calls
-    tic = time.process_time()
-    model.predict(X_test)
-    times.append(time.process_time() - tic)
-predict = sorted(times)[2]
-print(json.dumps({"accuracy": 100 * model.score(X_test, y_test), "train": train,
-                  "predict": predict}))
-"""
+def measure(part, seed, beam):
+    """Train and predict with whichever package is first on sys.path; runs in a child
+    process whose PYTHONPATH starts with the checked-out tree."""
+    from sklearn_structured.datasets import load_ud_treebank
+
+    X, y = load_ud_treebank("en_ewt", "train")
+    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    if part == "lowrank":
+        from sklearn_structured import LowRankTensorParser
+
+        def make(**kw):
+            return LowRankTensorParser(**kw)
+    elif part == "easyfirst":
+        from sklearn_structured import EasyFirstBeamParser
+
+        def make(**kw):
+            return EasyFirstBeamParser(beam_size=beam, **kw)
+    elif part == "tagger":
+        from sklearn_structured import EasyFirstBeamTagger
+
+        def make(**kw):
+            return EasyFirstBeamTagger(beam_size=beam, target="xpos", **kw)
+        y = y_test = None  # the tagger reads its gold tags from the tokens
+    else:
+        from sklearn_structured import DistroSequenceSVM
+
+        def make(**kw):
+            return DistroSequenceSVM(n_components=20, alpha=1e-5, label_learning_rate=0.3, **kw)
+        y, y_test = ([[t["xpos"] for t in s] for s in data] for data in (X, X_test))
+    make(n_epochs=1).fit(X[:30], y and y[:30]).predict(X_test[:30])  # compile outside the timing
+    model, _, train = timed(lambda: make(random_state=seed).fit(X, y))
+    predict = timed(lambda: model.predict(X_test), 5).cpu  # prediction is short: median of five
+    return {"accuracy": 100 * model.score(X_test, y_test), "train": train, "predict": predict}
 
 
 def checkout(revision, folder):
@@ -91,12 +88,17 @@ def checkout(revision, folder):
 
 def run(tree, cache, part, seed, beam):
     env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, "-c", _CHILD, part, str(seed), str(beam)], env=env,
-                         check=True, capture_output=True, text=True, cwd=tree).stdout
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", part, str(seed),
+                          str(beam)], env=env, check=True, capture_output=True, text=True,
+                         cwd=tree).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def main():
+    if sys.argv[1:2] == ["--child"]:  # one measurement, inside run()
+        part, seed, beam = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(measure(part, seed, beam)))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", default="HEAD")
@@ -104,6 +106,7 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--beam", type=int, default=1, help="easy-first beam size (parser, tagger)")
     args = ap.parse_args()
+    data_home()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)

@@ -14,20 +14,13 @@ reported. Run from the repository root:
 
 import argparse
 import os
-import sys
 import tempfile
-import time
-from pathlib import Path
 
-import numpy as np
+from _common import data_home, timed
+from _results import markdown_table, write_section
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _results import markdown_table, write_section  # noqa: E402
-
-from sklearn_structured import LowRankTensorParser  # noqa: E402
-from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu  # noqa: E402
+from sklearn_structured import LowRankTensorParser
+from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu
 
 
 def parse_shard(sentences, model, path):
@@ -49,15 +42,6 @@ def parse_corpus(client, sentences, model, folder, n_partitions):
     return sum(dask.compute(*shards))
 
 
-def median_seconds(run, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--train-sentences", type=int, default=2000)
@@ -65,6 +49,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--partitions-per-worker", type=int, default=4)
     args = parser.parse_args()
+    data_home()
     from distributed import Client, LocalCluster
 
     X, y = load_ud_treebank("UD_English-EWT", "train")
@@ -75,7 +60,7 @@ def main():
     X_all = corpus.to_sentences()
     model.predict(X_all[:50])
     rows = []
-    baseline = median_seconds(lambda: model.predict(X_all), args.repeats)
+    baseline = timed(lambda: model.predict(X_all), args.repeats).wall
     rows.append(["in-process predict, 1 thread (reference)", "-", f"{len(sentences) / baseline:,.0f}", "1.00"])
     for n_workers in (1, 2):
         with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
@@ -83,8 +68,8 @@ def main():
                 Client(cluster) as client, tempfile.TemporaryDirectory() as folder:
             n_partitions = n_workers * args.partitions_per_worker
             assert parse_corpus(client, sentences, model, folder, n_partitions) == len(sentences)
-            seconds = median_seconds(
-                lambda: parse_corpus(client, sentences, model, folder, n_partitions), args.repeats)
+            seconds = timed(lambda: parse_corpus(client, sentences, model, folder, n_partitions),
+                            args.repeats).wall
             rows.append([f"Dask LocalCluster, {n_workers} worker process(es) x 1 thread", str(n_partitions),
                          f"{len(sentences) / seconds:,.0f}", f"{baseline / seconds:.2f}"])
             print(rows[-1], flush=True)

@@ -4,7 +4,7 @@ Run from the repository root::
 
     SKLEARN_STRUCTURED_DATA=../shared/data python benchmarks/bench_datasets.py
 
-Each reader is timed (best of ``--repeat`` runs) against a reference measured
+Each reader is timed (median of ``--repeat`` runs) against a reference measured
 in the same run: decompressing the same file and splitting it into lines and
 fields with no further work, the least any reader must do. The ratio, not the
 absolute time, is the figure to compare across (shared, noisy) machines.
@@ -14,29 +14,16 @@ import argparse
 import hashlib
 import lzma
 import os
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks._results import markdown_table, write_section  # noqa: E402
-from sklearn_structured.datasets import (  # noqa: E402
+from _common import data_home, timed
+from _results import markdown_table, write_section
+from sklearn_structured.datasets import (
     load_conllu,
     load_ptb_lm,
     load_ptb_wsj_sample,
     read_conllu,
     write_conllu,
 )
-
-
-def best_time(function, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def split_only(path, separator):
@@ -49,46 +36,46 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    data = Path(os.environ.get("SKLEARN_STRUCTURED_DATA", "../shared/data"))
+    data = data_home()
     load = os.getloadavg()[0]
     rows = []
 
     ewt = data / "ud" / "UD_English-EWT" / "en_ewt-ud-train.conllu.xz"
-    t_ref, _ = best_time(lambda: split_only(ewt, "\t"), args.repeat)
-    t_read, _ = best_time(lambda: read_conllu(ewt), args.repeat)
-    t_load, (X, _) = best_time(lambda: load_conllu(ewt), args.repeat)
+    t_ref = timed(lambda: split_only(ewt, "\t"), args.repeat).wall
+    t_read = timed(lambda: read_conllu(ewt), args.repeat).wall
+    (X, _), t_load, _ = timed(lambda: load_conllu(ewt), args.repeat)
     n_tokens = sum(map(len, X))
     rows.append(["`read_conllu` EWT train", f"{len(X):,} sentences", f"{t_read:.2f}", f"{t_ref:.2f}", f"{t_read / t_ref:.1f}"])
     rows.append(["`load_conllu` EWT train (X, y, validated)", f"{n_tokens:,} tokens", f"{t_load:.2f}", f"{t_ref:.2f}", f"{t_load / t_ref:.1f}"])
 
     files = sorted((data / "ud").glob("*/*.conllu.xz"))
-    start = time.perf_counter()
-    size = 0
-    for path in files:
-        original = lzma.open(path).read()
-        size += len(original)
-        written = write_conllu(read_conllu(path)).encode("utf-8")
-        if hashlib.sha256(written).digest() != hashlib.sha256(original).digest():
-            raise SystemExit(f"round trip changed {path}")
-    t_round = time.perf_counter() - start
-    start = time.perf_counter()
-    for path in files:
-        split_only(path, "\t")
-    t_round_ref = time.perf_counter() - start
+
+    def round_trip():
+        size = 0
+        for path in files:
+            original = lzma.open(path).read()
+            size += len(original)
+            written = write_conllu(read_conllu(path)).encode("utf-8")
+            if hashlib.sha256(written).digest() != hashlib.sha256(original).digest():
+                raise SystemExit(f"round trip changed {path}")
+        return size
+
+    size, t_round, _ = timed(round_trip)
+    t_round_ref = timed(lambda: [split_only(path, "\t") for path in files]).wall
     rows.append([f"read + write + sha256 of all {len(files)} UD files", f"{size / 1e6:.0f} MB", f"{t_round:.2f}", f"{t_round_ref:.2f}", f"{t_round / t_round_ref:.1f}"])
 
     wsj = data / "ptb_wsj_sample" / "ptb_wsj_sample_nltk.mrg.xz"
-    t_ref, _ = best_time(lambda: split_only(wsj, " "), args.repeat)
-    t_trees, (sentences, _) = best_time(lambda: load_ptb_wsj_sample(remove_punctuation=True), args.repeat)
+    t_ref = timed(lambda: split_only(wsj, " "), args.repeat).wall
+    (sentences, _), t_trees, _ = timed(lambda: load_ptb_wsj_sample(remove_punctuation=True), args.repeat)
     rows.append(["`load_ptb_wsj_sample` (spans, no punctuation)", f"{len(sentences):,} trees", f"{t_trees:.2f}", f"{t_ref:.2f}", f"{t_trees / t_ref:.1f}"])
 
     ptb = data / "ptb_lm" / "ptb.train.txt.xz"
-    t_ref, _ = best_time(lambda: split_only(ptb, " "), args.repeat)
-    t_lm, lines = best_time(lambda: load_ptb_lm("train"), args.repeat)
+    t_ref = timed(lambda: split_only(ptb, " "), args.repeat).wall
+    lines, t_lm, _ = timed(lambda: load_ptb_lm("train"), args.repeat)
     rows.append(["`load_ptb_lm` train", f"{sum(map(len, lines)):,} tokens", f"{t_lm:.2f}", f"{t_ref:.2f}", f"{t_lm / t_ref:.1f}"])
 
     body = (
-        f"Best of {args.repeat} runs (the round trip: one run). Reference = decompress + decode + "
+        f"Median wall time of {args.repeat} runs (the round trip: one run). Reference = decompress + decode + "
         "split into lines and fields, no objects built. Load average "
         f"{load:.2f} at start, on a shared machine, so absolute seconds are noisy; the "
         "round trip checked every file byte for byte.\n\n"

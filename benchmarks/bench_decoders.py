@@ -11,7 +11,7 @@ comparison is between implementations that agree.
 
 Run from the repository root:
 
-    NUMBA_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_decoders.py
+    NUMBA_NUM_THREADS=1 python benchmarks/bench_decoders.py
 
 The figures go to the "decoders" section of benchmarks/RESULTS.md.
 """
@@ -19,18 +19,14 @@ The figures go to the "decoders" section of benchmarks/RESULTS.md.
 import argparse
 import heapq
 import os
-import statistics
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import markdown_table, write_section  # noqa: E402
+from _common import timed
+from _results import markdown_table, write_section
 
-from sklearn_structured.decoding import decode_batch  # noqa: E402
-from sklearn_structured.kernels import (  # noqa: E402
+from sklearn_structured.decoding import decode_batch
+from sklearn_structured.kernels import (
     chu_liu_edmonds_argmax,
     eisner_argmax,
     eisner_inside_outside,
@@ -286,23 +282,16 @@ def _find_cycle(heads):
 def sentences_per_second(decode, sentences, repeats, min_seconds=0.2):
     """Median rate over ``repeats`` timings, each long enough to average out scheduler noise."""
     decode(sentences[:1])  # compile or load from cache
-    start = time.perf_counter()
-    decode(sentences)
-    passes = max(1, int(np.ceil(min_seconds / max(time.perf_counter() - start, 1e-9))))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(passes):
-            decode(sentences)
-        times.append((time.perf_counter() - start) / passes)
-    return len(sentences) / statistics.median(times)
+    once = timed(lambda: decode(sentences)).wall
+    passes = max(1, int(np.ceil(min_seconds / max(once, 1e-9))))
+    seconds = timed(lambda: [decode(sentences) for _ in range(passes)], repeats).wall / passes
+    return len(sentences) / seconds
 
 
 def cores_used(decode, sentences):
     """Process CPU time over wall time for one call: the cores the machine actually gave us."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    decode(sentences)
-    return (time.process_time() - cpu) / (time.perf_counter() - wall)
+    _, wall, cpu = timed(lambda: decode(sentences))
+    return cpu / wall
 
 
 def tree_score(scores, heads):

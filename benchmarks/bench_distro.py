@@ -29,7 +29,6 @@ import importlib.util
 import itertools
 import os
 import re
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -37,23 +36,21 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_home, timed
+from _results import RESULTS, markdown_table, mean_sd, write_section
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.model_selection import train_test_split
+from sklearn.svm import LinearSVC
 
-from _results import RESULTS, markdown_table, write_section  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
-from sklearn.svm import LinearSVC  # noqa: E402
-
-from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
-from sklearn_structured.datasets import load_20newsgroups  # noqa: E402
-from sklearn_structured.distro import DistroSequenceSVM, DistroSVM  # noqa: E402
+from sklearn_structured.datasets import load_ud_treebank
+from sklearn_structured.datasets import load_20newsgroups
+from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
 # the estimators' own objective and training problems, to score the exact baseline's weights
-from sklearn_structured.distro._alternating import objective  # noqa: E402
-from sklearn_structured.distro._multiclass import _MulticlassProblem  # noqa: E402
-from sklearn_structured.distro._sequence import _SequenceProblem  # noqa: E402
-from sklearn_structured.metrics import token_accuracy  # noqa: E402
+from sklearn_structured.distro._alternating import objective
+from sklearn_structured.distro._multiclass import _MulticlassProblem
+from sklearn_structured.distro._sequence import _SequenceProblem
+from sklearn_structured.metrics import token_accuracy
 
 NUCLEAR_PENALTIES = [0.0, 1e-3, 3e-3, 1e-2]
 LABEL_RATES = [0.1, 0.3]
@@ -61,13 +58,6 @@ LABEL_RATES = [0.1, 0.3]
 
 def log(*args):
     print(time.strftime("%H:%M:%S"), *args, flush=True)
-
-
-def cpu_seconds(function, *args):
-    """``function(*args)`` and the CPU seconds it took (one thread)."""
-    start = time.process_time()
-    result = function(*args)
-    return result, time.process_time() - start
 
 
 def select(make, grid, X_fit, y_fit, X_held, y_held, score):
@@ -92,21 +82,14 @@ def fmt_grid(grid):
     return "; ".join(f"{k} in {{{', '.join(f'{v:g}' for v in values)}}}" for k, values in grid.items())
 
 
-def mean_sd(values, scale=1.0, digits=2):
-    values = scale * np.asarray(values)
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
-
-
 def run_seeds(make, seeds, X, y, X_test, accuracy, n_test_items):
     """Fit ``make(seed)`` for every seed: test accuracy, objective, lambda_2 ||A||_*, CPU s and
     items/s per seed, and the last fitted model."""
     runs = {"accuracy": [], "objective": [], "nuclear": [], "fit": [], "speed": []}
     for seed in seeds:
         model = make(seed)
-        _, fit_seconds = cpu_seconds(model.fit, X, y)
-        value, seconds = cpu_seconds(accuracy, model, X_test)
+        fit_seconds = timed(lambda: model.fit(X, y)).cpu
+        value, _, seconds = timed(lambda: accuracy(model, X_test))
         runs["accuracy"].append(value)
         runs["objective"].append(model.objective_curve_[-1])
         sigma = np.linalg.svd(model.label_vectors_, compute_uv=False)
@@ -135,13 +118,13 @@ def exact_svm(problem, X, y_ids, X_test, alpha, n_examples):
     svc = LinearSVC(multi_class="crammer_singer", C=1.0 / (alpha * n_examples), max_iter=5000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        _, fit_seconds = cpu_seconds(svc.fit, X, y_ids)
+        fit_seconds = timed(lambda: svc.fit(X, y_ids)).cpu
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     M = svc.coef_.shape[0]
     V = np.vstack([svc.coef_.T, svc.intercept_])
     T = np.zeros((M, M) if problem.has_transitions else (0, 0))
     value = objective(problem, np.eye(M), V, T, alpha, 0.0)
-    prediction, seconds = cpu_seconds(svc.predict, X_test)
+    prediction, _, seconds = timed(lambda: svc.predict(X_test))
     log(f"  LinearSVC C={svc.C:g}: objective {value:.4f}, fit {fit_seconds:.1f} CPU s, "
         f"converged {converged}")
     return svc, prediction, value, fit_seconds, seconds, converged
@@ -379,8 +362,8 @@ def pos(quick, exact, done, skip=()):
         if have_crfsuite and not main_d:
             log(f"{name} CRF")
             crf = CRFSuiteTagger()
-            _, fit_seconds = cpu_seconds(crf.fit, X, y)
-            prediction, seconds = cpu_seconds(crf.predict, X_test)
+            fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+            prediction, _, seconds = timed(lambda: crf.predict(X_test))
             rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
                          f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
                          f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
@@ -457,8 +440,7 @@ def main():
     parser.add_argument("--news-features", choices=["tfidf", "binary"], default="tfidf",
                         help="binary: 20 Newsgroups only, into a section of its own")
     args = parser.parse_args()
-    if "SKLEARN_STRUCTURED_DATA" not in os.environ:
-        sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
+    data_home()
     load_start = os.getloadavg()[0]
     parts = finished_parts(SECTIONS[args.news_features][0]) if args.resume else []
     kept = [part.split("\n")[0][4:] for part in parts]

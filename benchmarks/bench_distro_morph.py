@@ -18,7 +18,6 @@ Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
 import argparse
 import itertools
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,9 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import data_home, timed  # noqa: E402
 from _results import markdown_table, write_section  # noqa: E402
 
 from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
@@ -60,12 +57,8 @@ def accuracies(y_true, y_pred, rare):
 
 
 def run(model, X, y, X_eval, y_eval, rare):
-    start = time.process_time()
-    model.fit(X, y)
-    fit_seconds = time.process_time() - start
-    start = time.process_time()
-    prediction = model.predict(X_eval)
-    predict_seconds = time.process_time() - start
+    fit_seconds = timed(lambda: model.fit(X, y)).cpu
+    prediction, _, predict_seconds = timed(lambda: model.predict(X_eval))
     all_words, rare_words, _ = accuracies(y_eval, prediction, rare)
     n_tokens = sum(map(len, X_eval))
     return all_words, rare_words, fit_seconds, n_tokens / predict_seconds, model
@@ -143,8 +136,7 @@ def main():
     parser.add_argument("--note", default="",
                         help="paragraph written above the table (how the grids were chosen)")
     args = parser.parse_args()
-    if "SKLEARN_STRUCTURED_DATA" not in os.environ:
-        sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
+    data_home()
     load_start = os.getloadavg()[0]
     X, y = morph_tagged(args.treebank, "train")
     X_dev, y_dev = morph_tagged(args.treebank, "dev")
@@ -189,9 +181,8 @@ def main():
         for seed in seeds:
             if seed == 0:  # the model chosen on dev (seed 0) is tested as it is
                 model, fit_s = best[2], best[3]
-                start = time.process_time()
-                prediction = model.predict(X_test)
-                tok_s = sum(map(len, X_test)) / (time.process_time() - start)
+                prediction, _, seconds = timed(lambda: model.predict(X_test))
+                tok_s = sum(map(len, X_test)) / seconds
                 results.append((*accuracies(y_test, prediction, rare)[:2], fit_s, tok_s))
             else:
                 model = DistroSequenceSVM(random_state=seed, **common, **fixed, **params)

@@ -10,9 +10,7 @@ one-hot baseline at the same alpha. Run from the repository root:
 """
 
 import os
-import sys
 import time
-from pathlib import Path
 
 # one core per fit: a threaded BLAS fighting for shared cores made each SVD of the
 # proximal step about a hundred times slower
@@ -21,9 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import data_home  # noqa: E402
 from _results import markdown_table, write_section  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer  # noqa: E402
 
@@ -36,8 +32,7 @@ SETTINGS = [("tf-idf", TfidfVectorizer(sublinear_tf=True, min_df=2), 3e-5),
 
 
 def main():
-    if "SKLEARN_STRUCTURED_DATA" not in os.environ:
-        sys.exit("set SKLEARN_STRUCTURED_DATA to the shared data folder")
+    data_home()
     load_start = os.getloadavg()[0]
     texts, labels = load_20newsgroups("train")
     test_texts, test_labels = load_20newsgroups("test")

@@ -15,7 +15,7 @@ section of RESULTS.md from all stored parts):
 - ``second``: Portuguese Bosque, beam 1 vs 8 (bar 6).
 
 Run with ``NUMBA_NUM_THREADS=1``; speed is the whole ``predict`` call
-(feature encoding in Python included), best of ``--repeats`` timings, and the
+(feature encoding in Python included), median of ``--repeats`` timings, and the
 load average at that moment is recorded since the machine may be shared.
 """
 
@@ -24,32 +24,23 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
 from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
-try:
-    from _results import markdown_table, write_section
-except ImportError:  # run as a module from the repository root
-    from benchmarks._results import markdown_table, write_section
+from _common import data_home, timed
+from _results import markdown_table, write_section
 
 PARTS = ("parser", "tagger", "pipeline", "second")
 
 
 def timed_predict(model, X, repeats):
-    """Best wall time of ``repeats`` predictions and the load average then."""
-    best = np.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        prediction = model.predict(X)
-        best = min(best, time.perf_counter() - started)
-    return prediction, best, os.getloadavg()[0]
+    """Median wall time of ``repeats`` predictions and the load average then."""
+    prediction, seconds, _ = timed(lambda: model.predict(X), repeats)
+    return prediction, seconds, os.getloadavg()[0]
 
 
 def parse_figures(train, test, beams, n_epochs, repeats, pos, merge):
@@ -57,10 +48,9 @@ def parse_figures(train, test, beams, n_epochs, repeats, pos, merge):
     n_tokens = sum(map(len, Xt))
     rows = []
     for beam in beams:
-        started = time.perf_counter()
-        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=n_epochs, pos=pos,
-                                     merge_states=merge, random_state=0, verbose=1).fit(X, y)
-        train_seconds = time.perf_counter() - started
+        parser, train_seconds, _ = timed(lambda: EasyFirstBeamParser(
+            beam_size=beam, n_epochs=n_epochs, pos=pos, merge_states=merge, random_state=0,
+            verbose=1).fit(X, y))
         heads, seconds, load = timed_predict(parser, Xt, repeats)
         scores = attachment_score(yt, heads, X=Xt, return_all=True)
         rows.append({
@@ -99,16 +89,10 @@ def crfsuite_figures(X, Xt, field, repeats):
         return [[{str(k): 1.0 for k in token if k >= 0} for token in keys[lo:hi]]
                 for lo, hi in zip(offsets[:-1], offsets[1:])]
 
-    started = time.perf_counter()
     crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=100)
-    crf.fit(features(X), _tags(X, field))
-    train_seconds = time.perf_counter() - started
-    best = np.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        predicted = crf.predict(features(Xt))
-        best = min(best, time.perf_counter() - started)
-    return {"accuracy": token_accuracy(_tags(Xt, field), predicted), "sent_per_s": len(Xt) / best,
+    train_seconds = timed(lambda: crf.fit(features(X), _tags(X, field))).wall
+    predicted, seconds, _ = timed(lambda: crf.predict(features(Xt)), repeats)
+    return {"accuracy": token_accuracy(_tags(Xt, field), predicted), "sent_per_s": len(Xt) / seconds,
             "load": os.getloadavg()[0], "train_s": train_seconds}
 
 
@@ -118,10 +102,9 @@ def part_tagger(args):
     gold = _tags(Xt, "xpos")
     rows = []
     for beam in args.tagger_beams:
-        started = time.perf_counter()
-        tagger = EasyFirstBeamTagger(beam_size=beam, n_epochs=args.tagger_epochs, target="xpos",
-                                     merge_states=args.merge, random_state=0, verbose=1).fit(X)
-        train_seconds = time.perf_counter() - started
+        tagger, train_seconds, _ = timed(lambda: EasyFirstBeamTagger(
+            beam_size=beam, n_epochs=args.tagger_epochs, target="xpos", merge_states=args.merge,
+            random_state=0, verbose=1).fit(X))
         tags, seconds, load = timed_predict(tagger, Xt, args.repeats)
         rows.append({"beam": beam, "accuracy": token_accuracy(gold, tags),
                      "sent_per_s": len(Xt) / seconds, "load": load, "train_s": train_seconds,
@@ -199,7 +182,10 @@ def _variant(key):
 def _produced_by(res):
     if "command" not in res:
         return ""
-    return f"\n\nProduced by `{res['command']}`{res.get('note', '')}."
+    speed = ""
+    if "rows" in res:  # the parts that time predict; results stored before "timing" took the best
+        speed = f"; speed: {res.get('timing', 'best of the repeats')}"
+    return f"\n\nProduced by `{res['command']}`{res.get('note', '')}{speed}."
 
 
 def render(store):
@@ -248,7 +234,7 @@ def render(store):
     out.insert(0, "Assembled from the stored results of several runs: each table names the "
                   "command that produced it; the command and load above are those of the last "
                   "run, which rewrote this section.")
-    out.append("Speed is the whole `predict` call on one thread (best of the repeats) on a "
+    out.append("Speed is the whole `predict` call on one thread on a "
                "2-core machine shared with other jobs; the load average at the time of each "
                "timing is given, and figures on a quiet machine will be higher. Default "
                "`merge_states=True` lets sequences that build the same arcs in different "
@@ -274,10 +260,13 @@ def main():
     parser.add_argument("--skip-crfsuite", action="store_true",
                         help="keep the stored sklearn-crfsuite figures instead of retraining")
     args = parser.parse_args()
+    if args.parts:  # no parts only re-renders the stored figures
+        data_home()
     for part in args.parts:
         result = globals()[f"part_{part}"](args)
         result["merge_states"] = args.merge
         result["command"] = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+        result["timing"] = f"median of {args.repeats}"
         name = f"pipeline_beam{args.pipeline_beam}" if part == "pipeline" else part
         path = args.store / f"easy_first_{name}{'' if args.merge else '_verbatim'}.json"
         if result.get("crfsuite", 0) is None and path.exists():

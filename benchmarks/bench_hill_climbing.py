@@ -14,10 +14,10 @@ decoder timed on the same arc scores as a reference.
 """
 
 import argparse
-import time
 
 import numpy as np
 
+from _common import data_home, timed
 from sklearn_structured import LowRankTensorParser
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
@@ -34,6 +34,7 @@ def main():
     ap.add_argument("--margin", type=float, nargs="+", default=[1.0, 2.0])
     ap.add_argument("--reference", type=int, default=100)
     args = ap.parse_args()
+    data_home()
 
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
@@ -49,9 +50,7 @@ def main():
     tokens_total = len(gold)
 
     chu_liu_edmonds_argmax(arcs[0], True)
-    start = time.process_time()
-    mst = [chu_liu_edmonds_argmax(a, True) for a in arcs]
-    mst_seconds = time.process_time() - start
+    mst, _, mst_seconds = timed(lambda: [chu_liu_edmonds_argmax(a, True) for a in arcs])
     mst_uas = np.mean(np.concatenate(mst) == gold)
     print(f"{len(X_dev)} dev sentences, {tokens_total} words, sigma={args.sigma}, "
           f"gamma={parser.gamma}")
@@ -65,9 +64,8 @@ def main():
                      for a, sc in zip(arcs, scorers)]
         for patience in args.patience:
             settings = ClimbSettings(patience, margin, True, 0)
-            start = time.process_time()
-            results = [hill_climbing_decode(a, sc, settings) for a, sc in zip(arcs, scorers)]
-            seconds = time.process_time() - start
+            results, _, seconds = timed(
+                lambda: [hill_climbing_decode(a, sc, settings) for a, sc in zip(arcs, scorers)])
             uas = np.mean(np.concatenate([r[0] for r in results]) == gold)
             reached = np.mean([r[1] >= best - 1e-9 for r, best in zip(results, reference)])
             print(f"| {patience} | {margin} | {len(arcs) / seconds:,.0f} | {100 * uas:.2f} "

@@ -6,26 +6,22 @@ split (what the labeller can do when the tree is right). ``--parser lowrank``
 and ``--parser easyfirst`` fit the parser on ``(heads, deprels)`` pairs of
 the training split with its default settings (and ``--param``) and report
 UAS and LAS, punctuation (gold UPOS PUNCT) excluded, on each split, with the
-training time. Figures go to the ``labels_<parser>`` section of
-benchmarks/RESULTS.md. ``--save-trees`` keeps the predicted heads (npz) so
-that other labellers can be scored on the same trees.
+training time, one row per ``--seeds`` value and split, then the mean and
+sd over the seeds. Figures go to the ``labels_<parser>_<treebank>`` section
+of benchmarks/RESULTS.md. ``--save-trees`` keeps the predicted heads (npz)
+of the first seed so that other labellers can be scored on the same trees.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_labels.py --parser lowrank --splits dev test
+        python benchmarks/bench_labels.py --parser lowrank --splits dev test --seeds 0 1 2
 """
 
 import argparse
 import ast
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from _results import markdown_table, write_section  # noqa: E402
+from _common import data_home, timed
+from _results import markdown_table, mean_sd, write_section
 
 
 def label_accuracy(X, gold, predicted):
@@ -46,9 +42,10 @@ def main():
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--splits", nargs="+", default=["dev"])
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--save-trees", help="npz file for the predicted heads of each split")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="random_state values")
+    ap.add_argument("--save-trees", help="npz file for the first seed's predicted heads of each split")
     args = ap.parse_args()
+    data_home()
 
     from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score
@@ -61,10 +58,13 @@ def main():
 
         n_epochs = params.get("n_epochs", 10)
         heads, deprels = [h for h, _ in y], [d for _, d in y]
-        start = time.process_time()
-        state = new_labeller(X, heads, deprels)
-        train_labeller(state, X, heads, deprels, n_epochs)
-        seconds = time.process_time() - start
+
+        def train():
+            state = new_labeller(X, heads, deprels)
+            train_labeller(state, X, heads, deprels, n_epochs)
+            return state
+
+        state, _, seconds = timed(train)
         for split in args.splits:
             X_s, y_s = load_ud_treebank(args.treebank, split, labelled=True)
             predicted = label_trees(state, X_s, [h for h, _ in y_s])
@@ -84,39 +84,40 @@ def main():
     from sklearn_structured import EasyFirstBeamParser, LowRankTensorParser
 
     cls = LowRankTensorParser if args.parser == "lowrank" else EasyFirstBeamParser
-    parser = cls(random_state=args.seed, **params)
-    start, wall = time.process_time(), time.perf_counter()
-    parser.fit(X, y)
-    seconds, wall = time.process_time() - start, time.perf_counter() - wall
-    trees = {}
-    for split in args.splits:
-        X_s, y_s = load_ud_treebank(args.treebank, split, labelled=True)
-        tic = time.perf_counter()
-        predicted = parser.predict(X_s)
-        speed = len(X_s) / (time.perf_counter() - tic)
-        scores = attachment_score(y_s, predicted, X_s, return_all=True)
-        trees[split] = np.concatenate([h for h, _ in predicted])
-        rows.append([split, f"{100 * scores.uas:.2f}", f"{100 * scores.las:.2f}", f"{speed:.0f}"])
-    if args.save_trees:
-        np.savez(args.save_trees, **trees)
+    evaluation = {split: load_ud_treebank(args.treebank, split, labelled=True) for split in args.splits}
+    scores = {split: [] for split in args.splits}
+    for seed in args.seeds:
+        parser = cls(random_state=seed, **params)
+        _, wall, seconds = timed(lambda: parser.fit(X, y))
+        trees = {}
+        for split, (X_s, y_s) in evaluation.items():
+            parser.predict(X_s[:5])  # the speed is that of warm kernels
+            predicted, predict_wall, _ = timed(lambda: parser.predict(X_s))
+            result = attachment_score(y_s, predicted, X_s, return_all=True)
+            scores[split].append((result.uas, result.las))
+            trees[split] = np.concatenate([h for h, _ in predicted])
+            rows.append([seed, split, f"{100 * result.uas:.2f}", f"{100 * result.las:.2f}",
+                         f"{len(X_s) / predict_wall:.0f}", f"{seconds:.0f} ({wall:.0f})"])
+            print(rows[-1], flush=True)
+        if args.save_trees and seed == args.seeds[0]:
+            np.savez(args.save_trees, **trees)
+    if len(args.seeds) > 1:
+        rows += [["mean ± sd", split, mean_sd([u for u, _ in pairs], 100),
+                  mean_sd([las for _, las in pairs], 100), "", ""] for split, pairs in scores.items()]
     shown = ", ".join(f"{k}={v!r}" for k, v in sorted(parser.get_params().items())
-                      if k not in ("verbose", "n_jobs", "word_vectors"))
+                      if k not in ("verbose", "n_jobs", "word_vectors", "random_state"))
     body = (
         f"{cls.__name__}({shown}) fitted on (heads, deprels) pairs of {args.treebank} train "
-        f"(gold tags) in {seconds:.0f} CPU s ({wall:.0f} s wall); UAS and LAS without "
+        f"(gold tags) with random_state {', '.join(map(str, args.seeds))}; UAS and LAS without "
         "punctuation (gold UPOS PUNCT), speed in sentences per second of `predict` (labels "
-        "included, warm kernels).\n\n"
-        + markdown_table(["split", "UAS", "LAS", "sent/s"], rows)
+        "included, warm kernels), sd over the seeds (population).\n\n"
+        + markdown_table(["seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"], rows)
     )
-    # seed 0 keeps the plain section name; other seeds get their own section
-    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items())
-                      + ([("seed", args.seed)] if args.seed else []))
+    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     write_section(f"labels_{args.parser}_{args.treebank}" + (f"_{suffix}" if suffix else ""),
                   f"Labelled parsing: {cls.__name__} on {args.treebank}"
-                  + (f" ({', '.join(args.param)})" if args.param else "")
-                  + (f", seed {args.seed}" if args.seed else ""), body)
+                  + (f" ({', '.join(args.param)})" if args.param else ""), body)
     print(body)
-
 
 if __name__ == "__main__":
     main()

@@ -18,24 +18,20 @@ Figures go to the ``labels_joint`` section of benchmarks/RESULTS.md.
 import argparse
 import os
 import pickle
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
+from numba import njit
+from sklearn_structured import LowRankTensorParser
+from sklearn_structured.datasets import load_ud_treebank
+from sklearn_structured.labelling import new_labeller, train_labeller, label_trees
+from sklearn_structured.labelling import _kernels as K
+from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
+from sklearn_structured.kernels import chu_liu_edmonds_argmax
+from sklearn_structured.metrics import attachment_score
+from sklearn_structured.utils._training import averaged_weights
 
-import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
-from sklearn_structured import LowRankTensorParser  # noqa: E402
-from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
-from sklearn_structured.labelling import new_labeller, train_labeller, label_trees  # noqa: E402
-from sklearn_structured.labelling import _kernels as K  # noqa: E402
-from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences  # noqa: E402
-from sklearn_structured.kernels import chu_liu_edmonds_argmax  # noqa: E402
-from sklearn_structured.metrics import attachment_score  # noqa: E402
-from sklearn_structured.utils._training import averaged_weights  # noqa: E402
-
-from _results import markdown_table, write_section  # noqa: E402
+from _common import data_home
+from _results import markdown_table, write_section
 
 N_LOCAL = 24  # keys[:24] read only the arc and the sentence, not the rest of the tree
 
@@ -105,6 +101,7 @@ def main():
                     help="pickle of the parser fitted on the heads (made if missing)")
     ap.add_argument("--alphas", nargs="+", type=float, default=[0.0, 0.05, 0.1, 0.2, 0.5, 1.0])
     args = ap.parse_args()
+    data_home()
     X, y = load_ud_treebank("en_ewt", "train", labelled=True)
     Xd, yd = load_ud_treebank("en_ewt", "dev", labelled=True)
     heads = [h for h, _ in y]; deprels = [d for _, d in y]

@@ -30,15 +30,12 @@ import pickle
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from _results import markdown_table, write_section  # noqa: E402
+from _common import data_home, timed
+from _results import markdown_table, write_section
 
 CONFIGS = {
     "full": dict(gamma=0.3, use_pos=True),
@@ -86,17 +83,11 @@ def run_one(treebank, config, n_epochs, limit, seed):
     # compile the kernels outside the timed region (numba caches them on disk)
     LowRankTensorParser(rank=2, n_epochs=1, **CONFIGS[config]).fit(X[:20], y[:20]).predict(X[:5])
     load_before = os.getloadavg()[0]
-    wall, cpu = time.perf_counter(), time.process_time()
-    parser.fit(X, y)
-    train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    _, train_wall, train_cpu = timed(lambda: parser.fit(X, y))
     parser.predict(X_test[:10])  # start-up
-    wall, cpu = time.perf_counter(), time.process_time()
-    y_pred = parser.predict(X_test)
-    predict_wall, predict_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    y_pred, predict_wall, predict_cpu = timed(lambda: parser.predict(X_test))
     parser.set_params(n_jobs=2)
-    wall = time.perf_counter()
-    parser.predict(X_test)
-    predict_wall_2 = time.perf_counter() - wall
+    predict_wall_2 = timed(lambda: parser.predict(X_test)).wall
     return {
         "treebank": treebank,
         "config": config,
@@ -249,6 +240,8 @@ def main():
                         help="run nothing; report the runs found in --cache-dir")
     parser.add_argument("--one", nargs=3, metavar=("TREEBANK", "CONFIG", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.report_only:
+        data_home()
     cache = Path(args.cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     def cache_path(treebank, config, seed):

@@ -29,10 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _results import markdown_table, write_section  # noqa: E402
+from _common import data_home
+from _results import markdown_table, write_section
 
 # UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
 UDPIPE_GOLD = "UDPipe 1 (Parsito) parser only, gold tags: UAS 87.87, LAS 85.62, 1,004 sent/s"
@@ -92,6 +90,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     args = ap.parse_args()
+    data_home()
 
     from sklearn_structured.datasets._ud import _ud_file
 

@@ -19,20 +19,16 @@ run cut short still leaves its finished figures. Needs SKLEARN_STRUCTURED_DATA.
 import argparse
 import os
 import re
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_home
+from _results import markdown_table, write_section
 
-from _results import markdown_table, write_section  # noqa: E402
-
-from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample  # noqa: E402
-from sklearn_structured.metrics import bracket_f1  # noqa: E402
-from sklearn_structured.rank_space import (  # noqa: E402
+from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample
+from sklearn_structured.metrics import bracket_f1
+from sklearn_structured.rank_space import (
     RankSpaceHMM,
     RankSpacePCFG,
     left_branching_spans,
@@ -324,6 +320,7 @@ def main():
     parser.add_argument("--hmmlearn-states", type=int, default=128)
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
     args = parser.parse_args()
+    data_home()
     {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
 
 

@@ -14,9 +14,6 @@ so the load average is recorded with them.
 """
 
 import os
-import sys
-import time
-from pathlib import Path
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -25,9 +22,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import timed  # noqa: E402
 from _results import markdown_table, write_section  # noqa: E402
 
 from sklearn_structured.kernels.rank_space import (  # noqa: E402
@@ -133,16 +128,10 @@ def numpy_outside(leaf, VP, WP, ML, MR, root_rank, alpha, left, right, lognorm, 
 
 # ---- timing --------------------------------------------------------------------------------
 def median_seconds(fn, repeats):
-    """Median wall-clock and median CPU seconds of ``fn`` (one thread, so CPU time is
-    the cost on one core without the waiting a loaded machine adds)."""
+    """Median wall-clock and median CPU seconds of ``fn`` after a warm-up call (one
+    thread, so CPU time is the cost on one core without the waiting a loaded machine adds)."""
     fn()
-    wall, cpu = [], []
-    for _ in range(repeats):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
-    return float(np.median(wall)), float(np.median(cpu))
+    return timed(fn, repeats)[1:]
 
 
 def make_steps(factors, nt, words, inside, outside):

@@ -28,10 +28,8 @@ import numpy as np
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamTagger
 
-try:
-    from _results import markdown_table, write_section
-except ImportError:  # run as a module from the repository root
-    from benchmarks._results import markdown_table, write_section
+from _common import data_home, timed
+from _results import markdown_table, write_section
 
 NAMES = {"upos": "UPOS", "feats": "UFeats", "lemma": "Lemma"}
 
@@ -67,9 +65,7 @@ def run(treebank, target, seed, beam, epochs):
         raw = [[{"form": t["form"]} for t in s] for s in Xe]  # forms only
         if target == "lemma":
             raw = upos.transform(raw)
-        started = time.perf_counter()
-        predicted = tagger.predict(raw)
-        seconds = time.perf_counter() - started
+        predicted, seconds, _ = timed(lambda: tagger.predict(raw))
         result[split] = {"accuracy": _accuracy(gold, predicted),
                          "sent_per_s": len(Xe) / seconds, "load": os.getloadavg()[0]}
         if target == "lemma":
@@ -136,6 +132,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--store", type=Path, default=Path("benchmarks"))
     args = parser.parse_args()
+    data_home()
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     for treebank in args.treebanks:
         for target in args.targets:

@@ -27,15 +27,11 @@ import json
 import lzma
 import os
 import re
-import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _results import markdown_table, write_section  # noqa: E402
-from bench_pipeline import cli, strip_to_forms  # noqa: E402
+from _common import data_home, timed
+from _results import markdown_table, write_section
+from bench_pipeline import cli, strip_to_forms
 
 
 def read_text(path):
@@ -63,10 +59,9 @@ def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options):
     """Train and save a model; return the CPU and wall seconds."""
     training, heldout = (udpipe_sentences(udpipe, read_text(p)) for p in (train, dev))
     error = udpipe.ProcessingError()
-    start, wall = time.process_time(), time.perf_counter()
-    trained = udpipe.Trainer.train("morphodita_parsito", training, heldout, udpipe.Trainer.NONE,
-                                   tagger_options, parser_options, error)
-    seconds, wall = time.process_time() - start, time.perf_counter() - wall
+    trained, wall, seconds = timed(lambda: udpipe.Trainer.train(
+        "morphodita_parsito", training, heldout, udpipe.Trainer.NONE, tagger_options,
+        parser_options, error))
     if error.occurred():
         raise RuntimeError(f"UDPipe training failed: {error.message}")
     Path(model).write_bytes(trained)
@@ -82,9 +77,7 @@ def apply_udpipe(udpipe, model, source, destination):
                                udpipe.Pipeline.DEFAULT, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
-    start = time.perf_counter()
-    output = pipeline.process(text, error)
-    wall = time.perf_counter() - start
+    output, wall, _ = timed(lambda: pipeline.process(text, error))
     if error.occurred():
         raise RuntimeError(f"UDPipe failed on {source}: {error.message}")
     Path(destination).write_text(output, encoding="utf-8")
@@ -126,6 +119,7 @@ def main():
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py, the CoNLL 2018 scorer")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     args = ap.parse_args()
+    data_home()
     try:
         import ufal.udpipe as udpipe
     except ImportError:

@@ -19,6 +19,7 @@ from sklearn_structured.spectral._scorer import (
     probabilities_from_operators,
 )
 from sklearn_structured.utils import find_heads_error, pack_ragged
+from sklearn_structured.utils.estimator_checks import assert_same_predictions
 
 
 def small_corpus(n_sentences, n_states=3, vocabulary_size=12, seed=0, **kwargs):
@@ -108,9 +109,11 @@ def brute_force_moments(ids, heads, offsets, embedding):
 def test_count_moments_matches_brute_force():
     _, _, _, _, ids, heads, offsets = small_corpus(40, max_length=8)
     embedding = np.random.default_rng(0).normal(size=(12, 3))
-    for got, want in zip(count_moments(ids, heads, offsets, embedding),
-                         brute_force_moments(ids, heads, offsets, embedding)):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    got = count_moments(ids, heads, offsets, embedding)
+    want = brute_force_moments(ids, heads, offsets, embedding)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
 def population_moments(y, model, embedding):
@@ -220,7 +223,7 @@ def test_expected_counts_match_brute_force():
         got = expected_counts(words, tree, np.array([0, len(words)]), 0, 1,
                               model["start_probs"], model["transitions"], model["emissions"])
         want = brute_force_expected_counts(words, tree, model)
-        assert got[0] == pytest.approx(want[0], rel=1e-10)
+        assert got[0] == pytest.approx(want[0], rel=1e-10) and len(got) == len(want)
         for g, w in zip(got[1:], want[1:]):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
     # a range of sentences sums its sentences
@@ -287,7 +290,7 @@ def test_words_laid_on_given_trees():
     trees = [np.array([2, 0, 2]), np.array([0]), np.array([3, 3, 0, 3, 6, 4])] * 3000
     X, y, log_prob, model = make_latent_tree_corpus(len(trees), 3, 12, trees=trees,
                                                     random_state=0, return_model=True)
-    assert all(np.array_equal(a, b) for a, b in zip(y, trees))
+    assert_same_predictions(y, trees)
     words = [np.array([int(w[1:]) for w in s]) for s in X]
     for i in (0, 1, 2):
         assert log_prob[i] == pytest.approx(brute_force_log_prob(words[i], y[i], model), rel=1e-10)
