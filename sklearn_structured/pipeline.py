@@ -25,9 +25,9 @@ from collections.abc import Mapping
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from . import registry
 from .utils import check_sentences
 
-_PARSERS = {"lowrank": "LowRankTensorParser", "easyfirst": "EasyFirstBeamParser"}
 _TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
 
 
@@ -144,13 +144,13 @@ def make_parsing_pipeline(parser="lowrank", targets=("upos", "xpos"), *, tagger_
     common = {"random_state": random_state, "verbose": verbose, "n_jobs": n_jobs}
 
     if isinstance(parser, str):
-        if parser not in _PARSERS:
-            raise ValueError(f"parser must be one of {sorted(_PARSERS)} or an estimator, "
-                             f"got {parser!r}")
+        if parser not in registry.names(registry.PARSER):
+            raise ValueError(f"parser must be one of {registry.names(registry.PARSER)} or an "
+                             f"estimator, got {parser!r}")
         params = {**common, **(parser_params or {})}
         if parser == "easyfirst" and "pos" not in params:
             params["pos"] = "upos" if "upos" in targets or "xpos" not in targets else "xpos"
-        final = getattr(sklearn_structured, _PARSERS[parser])(**params)
+        final = registry.estimator_class(parser)(**params)
     else:
         if parser_params:
             raise ValueError("parser_params applies only when parser is given by name")
@@ -182,7 +182,8 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     """
     Xt, Xv = X, X_val
     for _, step in model.steps[:-1]:
-        validation = {} if Xv is None or not hasattr(step, "target") else {"X_val": Xv}
+        tagger = registry.kind_of(step) == registry.TAGGER
+        validation = {"X_val": Xv} if tagger and Xv is not None else {}
         Xt = step.fit_transform(Xt, y, **validation)
         if Xv is not None:
             Xv = step.transform(Xv)
@@ -193,10 +194,10 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
 
 def pipeline_targets(model):
     """The token fields a fitted pipeline's taggers write, in order (empty for other models)."""
-    steps = getattr(model, "steps", None)
-    if not steps:
+    if registry.kind_of(model) != registry.PIPELINE:
         return ()
-    return tuple(step.target for _, step in steps[:-1] if hasattr(step, "target"))
+    return tuple(step.target for _, step in model.steps[:-1]
+                 if registry.kind_of(step) == registry.TAGGER)
 
 
 def annotate(model, X):
@@ -212,3 +213,4 @@ def annotate(model, X):
     """
     tagged = model[:-1].transform(X)
     return tagged, model[-1].predict(tagged)
+
