@@ -4,6 +4,7 @@ pickles, and the base of the estimators whose X is a list of sentences."""
 from sklearn.base import BaseEstimator
 
 from ._persistence import CACHE_ATTRIBUTE, FORMAT_VERSION, check_format_version
+from ._sentences import check_sentences
 
 _VERSION_KEY = "_format_version"
 
@@ -39,6 +40,19 @@ class SentenceEstimator(FormatVersionMixin, BaseEstimator):
     """
 
     _requires_y = True
+
+    def tag_fields(self):
+        """The token fields other than the form that prediction reads, preferred first.
+
+        Prediction refuses a sentence none of whose tokens has any of them
+        (see :meth:`_check_prediction_input`): it would be parsed from what is
+        missing. Empty (the default) when the form is enough.
+        """
+        return ()
+
+    def _check_prediction_input(self, X):
+        """``check_sentences(X)``, refusing sentences without the :meth:`tag_fields`."""
+        return check_sentences(X, fields=self.tag_fields(), reader=type(self).__name__)
 
     def _cached(self, name, source, make):
         """``make()``, made once and kept while ``source`` (the fitted array it is made
