@@ -5,7 +5,7 @@ take them, so structured estimators get this suite instead: the data-free
 checks of scikit-learn, run directly, and structured versions of the rest.
 Each estimator's test module calls :func:`check_structured_estimator` with a
 small dataset it can learn from in a few seconds; ``tests/test_estimator_contract.py``
-runs it for every estimator of the library.
+runs it for those whose module does not, so that all nine go through it.
 """
 
 import io
