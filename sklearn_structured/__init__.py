@@ -22,7 +22,9 @@ _LAZY = {
 # public functions, imported lazily too (not estimator classes: the safe model
 # format accepts only the names of _LAZY)
 _LAZY_FUNCTIONS = {
+    "evaluate": "metrics",
     "make_parsing_pipeline": "pipeline",
+    "parse": "pipeline",
 }
 
 __all__ = sorted([*_LAZY, *_LAZY_FUNCTIONS])

@@ -21,13 +21,14 @@ The pipeline is saved and loaded as one model by
 :func:`~sklearn_structured.utils.load_model`.
 """
 
+import os
 from collections.abc import Mapping
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from . import registry
 from .utils import check_sentences
 
-_PARSERS = {"lowrank": "LowRankTensorParser", "easyfirst": "EasyFirstBeamParser"}
 _TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
 
 
@@ -144,13 +145,13 @@ def make_parsing_pipeline(parser="lowrank", targets=("upos", "xpos"), *, tagger_
     common = {"random_state": random_state, "verbose": verbose, "n_jobs": n_jobs}
 
     if isinstance(parser, str):
-        if parser not in _PARSERS:
-            raise ValueError(f"parser must be one of {sorted(_PARSERS)} or an estimator, "
-                             f"got {parser!r}")
+        if parser not in registry.names(registry.PARSER):
+            raise ValueError(f"parser must be one of {registry.names(registry.PARSER)} or an "
+                             f"estimator, got {parser!r}")
         params = {**common, **(parser_params or {})}
         if parser == "easyfirst" and "pos" not in params:
             params["pos"] = "upos" if "upos" in targets or "xpos" not in targets else "xpos"
-        final = getattr(sklearn_structured, _PARSERS[parser])(**params)
+        final = registry.estimator_class(parser)(**params)
     else:
         if parser_params:
             raise ValueError("parser_params applies only when parser is given by name")
@@ -182,7 +183,8 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     """
     Xt, Xv = X, X_val
     for _, step in model.steps[:-1]:
-        validation = {} if Xv is None or not hasattr(step, "target") else {"X_val": Xv}
+        tagger = registry.kind_of(step) == registry.TAGGER
+        validation = {"X_val": Xv} if tagger and Xv is not None else {}
         Xt = step.fit_transform(Xt, y, **validation)
         if Xv is not None:
             Xv = step.transform(Xv)
@@ -193,10 +195,10 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
 
 def pipeline_targets(model):
     """The token fields a fitted pipeline's taggers write, in order (empty for other models)."""
-    steps = getattr(model, "steps", None)
-    if not steps:
+    if registry.kind_of(model) != registry.PIPELINE:
         return ()
-    return tuple(step.target for _, step in steps[:-1] if hasattr(step, "target"))
+    return tuple(step.target for _, step in model.steps[:-1]
+                 if registry.kind_of(step) == registry.TAGGER)
 
 
 def annotate(model, X):
@@ -212,3 +214,77 @@ def annotate(model, X):
     """
     tagged = model[:-1].transform(X)
     return tagged, model[-1].predict(tagged)
+
+
+def parse(model, document, *, output=None):
+    """Annotate a CoNLL-U document with a fitted parser, tagger or parsing pipeline.
+
+    Parameters
+    ----------
+    model : estimator
+        A parser (writes HEAD and DEPREL: its labels if it learned them,
+        ``_`` otherwise, and ``_`` in DEPS; never the input's), a tagger
+        (writes its ``target`` column) or a parsing pipeline (writes the
+        columns of its taggers, clears the other tag columns, and parses).
+        See :mod:`sklearn_structured.registry`.
+    document : str, path-like, file object or ConlluDocument
+        The input; every other column and line is kept.
+    output : str, path-like, file object or None, default=None
+        Also write the annotated document there (a path is replaced atomically).
+
+    Returns
+    -------
+    ConlluDocument
+
+    Raises
+    ------
+    ValueError
+        For a model of another kind, an empty document, and (a parser alone)
+        a sentence without any of the tags the parser reads, naming its lines.
+    """
+    from .datasets import ConlluDocument, read_conllu, write_conllu
+    from .datasets._base import gc_paused
+    from .datasets._conllu import _TAG_COLUMNS
+    from .utils import atomic_path
+    from .utils._sentences import check_token_fields
+
+    kind = registry.kind_of(model)
+    if kind is None:
+        raise ValueError(f"a {type(model).__name__} cannot annotate CoNLL-U: give a parser, a "
+                         "tagger or a parsing pipeline (make_parsing_pipeline)")
+    if not isinstance(document, ConlluDocument):
+        document = read_conllu(document)
+    if len(document) == 0:
+        raise ValueError(f"{document.source or 'the document'} holds no sentences")
+    # a few small containers per word and no reference cycles of note: with the
+    # model's and the document's objects alive, the collector's full scans would
+    # otherwise cost a tenth of the run
+    with gc_paused():
+        X = document.to_sentences()
+        if kind == registry.TAGGER:
+            document = document.with_tags(model.predict(X), model.target)
+        else:
+            if kind == registry.PIPELINE:
+                targets = pipeline_targets(model)
+                tagged, predicted = annotate(model, X)
+                # the pipeline reads only the forms: the tag columns it does not
+                # predict are cleared, not copied from the input
+                for field in _TAG_COLUMNS:
+                    document = document.with_tags(
+                        [[token.get(field) if field in targets else None for token in sentence]
+                         for sentence in tagged], field)
+            else:
+                check_token_fields(X, model.tag_fields(), reader=type(model).__name__,
+                                   where=document._where)
+                predicted = model.predict(X)
+            if predicted and isinstance(predicted[0], tuple):
+                heads, deprels = [h for h, _ in predicted], [d for _, d in predicted]
+            else:
+                heads, deprels = predicted, [[None] * len(h) for h in predicted]
+            document = document.with_heads(heads, deprels, clear_deps=True)
+    if isinstance(output, (str, os.PathLike)):
+        with atomic_path(output) as temporary:
+            write_conllu(document, temporary)
+    elif output is not None:
+        write_conllu(document, output)
+    return document

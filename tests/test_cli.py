@@ -10,6 +10,7 @@ import pytest
 
 from sklearn_structured.cli import main
 from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
+from sklearn_structured.utils import load_model
 
 
 @pytest.fixture
@@ -58,7 +59,8 @@ def test_train_parse_evaluate_round_trip(sample_files, tmp_path, capsys):
           "--out", str(model), "--param", "rank=8", "--param", "n_epochs=2"])
     progress = capsys.readouterr()
     assert "validation score" in progress.out + progress.err and model.exists()
-    assert "labels, epoch 2" in progress.out  # the file has DEPREL: a labelled parser
+    assert "labels, epoch 2" in progress.out + progress.err  # a labelled parser: the file has DEPREL
+    assert load_model(model).verbose == 0  # trained verbosely, saved quiet
 
     main(["parse", "--model", str(model), str(test)])
     parsed = tmp_path / "parsed.conllu"
@@ -167,8 +169,8 @@ def test_evaluate_refuses_a_prediction_of_another_text(gold_and_pred, tmp_path, 
     (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank=-3"], "rank"),
     (["train", "--train", "EMPTY", "--out", "OUT"], "no sentences"),
     (["parse", "--model", "missing.model", "TEST"], "does not exist"),
-    (["parse", "--model", "CORRUPT", "TEST"], "not a model file in the safe format"),
-    (["parse", "--model", "CORRUPT", "TEST", "--allow-pickle"], "cannot load"),
+    (["parse", "--model", "CORRUPT", "TEST"], "damaged or truncated"),
+    (["parse", "--model", "CORRUPT", "TEST", "--allow-pickle"], "damaged or truncated"),
 ])
 def test_errors_are_one_line_with_status_1(argv, message, sample_files, tmp_path, capsys):
     train, test = sample_files
@@ -197,6 +199,26 @@ def test_help_lists_defaults_and_param_keys(capsys):
         main(["train", "--help"])
     out = capsys.readouterr().out
     assert "(default: safe)" in out and "lowrank: C=1.0" in out and "pickle" in out
+    # required options and options without a default show none
+    assert "(default: None)" not in " ".join(out.split())
+
+
+def test_pipeline_model_is_saved_quiet(pipeline_model):
+    model = load_model(pipeline_model)
+    assert all(step.get_params().get("verbose", 0) == 0 for _, step in model.steps)
+
+
+def test_evaluate_scores_a_taggers_output(tagger_model, sample_files, tmp_path, capsys):
+    """A tagger's output has HEAD '_': its tag accuracy, and the attachment scores as n/a."""
+    _, test = sample_files
+    blank, tagged = tmp_path / "blank.conllu", tmp_path / "tagged.conllu"
+    _blank_all_but_forms(test, blank)
+    assert main(["parse", "--model", str(tagger_model), str(blank), "-o", str(tagged)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(test), str(tagged)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("UPOS ") and float(out.split()[1]) > 60
+    assert "UAS n/a  LAS n/a" in out
 
 
 class _RunsCode:
@@ -243,7 +265,6 @@ def test_failed_training_keeps_the_existing_model(tagger_model, sample_files, tm
     train, _ = sample_files
     model = tmp_path / "model"
     model.write_bytes(tagger_model.read_bytes())
-    # a parameter error is found only when fitting, after the data are read
     assert main(["train", "--estimator", "easyfirst-tagger", "--train", str(train), "--out",
                  str(model), "--param", "beam_size=0"]) == 1
     assert model.read_bytes() == tagger_model.read_bytes()

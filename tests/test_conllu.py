@@ -303,3 +303,22 @@ def test_labelled_targets_pair_heads_with_deprels(tmp_path):
     assert len(load_conllu(path)[1]) == 1  # heads only: a blank DEPREL is fine
     with pytest.raises(ValueError, match="return_labels"):
         load_conllu(path, labelled=True, return_labels=True)
+
+
+def test_bad_utf8_is_located_by_file_and_line_in_any_source(tmp_path):
+    good = "1\tDogs\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
+    data = (good * 3000 + "1\tcaf\xe9\t_\tNOUN\t_\t_\t0\troot\t_\t_\n").encode("latin-1")
+    path = tmp_path / "bad.conllu.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(ValueError, match=r"bad\.conllu\.gz:6001: not UTF-8 \(byte 0xe9\)$"):
+        read_conllu(path)
+    with pytest.raises(ValueError, match=r"^<stream>:6001: not UTF-8 \(byte 0xe9\)$"):
+        read_conllu(io.BytesIO(data))
+
+
+def test_a_byte_order_mark_is_skipped():
+    text = "# sent_id = 1\n1\tDogs\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
+    document = read_conllu(io.BytesIO(b"\xef\xbb\xbf" + text.encode()))
+    assert document[0].comments == ["# sent_id = 1"]
+    assert write_conllu(document) == text

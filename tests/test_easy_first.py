@@ -162,7 +162,9 @@ def test_tagger_rejects_bad_tags_naming_the_sentence():
 def test_plain_string_tokens_are_parsed_and_tagged():
     words = [[t["form"] for t in s] for s in X_TRAIN[:30]]
     parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, hash_bits=14).fit(words, Y_TRAIN[:30])
-    assert all(find_heads_error(h) is None for h in parser.predict(words[:5]))
+    assert all(find_heads_error(h) is None for h in parser.predict(X_TRAIN[:5]))
+    with pytest.raises(ValueError, match="no UPOS and no XPOS"):
+        parser.predict(words[:5])  # it reads tags: bare forms would parse at chance
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(words, _tags(X_TRAIN[:30], "upos"))
     assert tagger.transform(words[:1])[0][0]["form"] == words[0][0]
 

@@ -162,12 +162,14 @@ def test_unseen_words_and_bare_forms(fitted, sample):
     unseen = [{"form": "Blorptastic", "lemma": "blorp", "upos": "XYZ", "xpos": "QQ",
                "feats": "Foo=Bar"}, {"form": "frobnicates", "upos": "VERB"}]
     bare = [[tok["form"] for tok in s] for s in X_test[:5]]
-    for heads in fitted.predict([unseen] + bare):
+    for heads in fitted.predict([unseen]):
         assert find_heads_error(heads) is None
-    # forms alone (no lemma, no tags) train too: lemma and tags fall back to forms
+    with pytest.raises(ValueError, match="X\\[0\\] has no XPOS and no UPOS"):
+        fitted.predict(bare)  # it reads tags: bare forms would parse at chance
+    # forms alone (no lemma, no tags) train too; a parser that reads no tags parses them
     X, y, _, _ = sample
     forms_only = [[tok["form"] for tok in s] for s in X[:20]]
-    parser = LowRankTensorParser(**SMALL).fit(forms_only, y[:20])
+    parser = LowRankTensorParser(**SMALL, use_pos=False).fit(forms_only, y[:20])
     assert len(parser.predict(bare)) == 5
 
 

@@ -1,3 +1,5 @@
+import io
+
 import numpy as np
 import pytest
 
@@ -201,3 +203,43 @@ def test_scorers_on_pairs():
         las_scorer(Fixed([np.array([2, 0, 2])]), X, gold)
     with pytest.raises(ValueError, match="y holds heads only"):
         las_scorer(labelled, X, [np.array([2, 0, 2])])
+
+
+def _document(heads, upos, deprels=("nsubj", "root", "advmod", "punct")):
+    """SENTENCE as a CoNLL-U document with these columns."""
+    from sklearn_structured.datasets import read_conllu
+
+    rows = [f"{i}\t{t['form']}\t_\t{u}\t_\t_\t{h}\t{d}\t_\t_"
+            for i, (t, u, h, d) in enumerate(zip(SENTENCE, upos, heads, deprels), start=1)]
+    return read_conllu(io.StringIO("\n".join(rows) + "\n\n"))
+
+
+def test_evaluate_scores_conllu_documents_column_by_column():
+    from sklearn_structured import evaluate
+
+    gold = _document(GOLD[0], [t["upos"] for t in SENTENCE])
+    pred = _document([2, 0, 1, 3], ["NOUN", "VERB", "ADJ", "PUNCT"],
+                     ("nsubj", "root", "amod", "punct"))
+    scores = evaluate(gold, pred)
+    assert scores["upos"] == pytest.approx(3 / 4)
+    assert scores["xpos"] is None and scores["feats"] is None and scores["lemma"] is None
+    assert scores["uas"] == pytest.approx(2 / 3) and scores["las"] == pytest.approx(2 / 3)
+    assert scores["n_words"] == 3 and scores["n_sentences"] == 1
+    assert evaluate(gold, pred, punct="include")["uas"] == pytest.approx(2 / 4)
+    # a tagger's output: no HEAD, no DEPREL; the tags are scored, the trees are not
+    tagged = _document(["_"] * 4, [t["upos"] for t in SENTENCE], ["_"] * 4)
+    scores = evaluate(gold, tagged)
+    assert scores["upos"] == 1.0 and scores["uas"] is None and scores["las"] is None
+    # heads without relations: UAS, and no LAS
+    unlabelled = evaluate(gold, _document(GOLD[0], ["_"] * 4, ["_"] * 4))
+    assert unlabelled["uas"] == 1.0 and unlabelled["las"] is None and unlabelled["upos"] is None
+
+
+def test_evaluate_refuses_other_words():
+    from sklearn_structured import evaluate
+
+    gold = _document(GOLD[0], [t["upos"] for t in SENTENCE])
+    other = _document(GOLD[0], [t["upos"] for t in SENTENCE])
+    other[0].words[0][1] = "Cats"
+    with pytest.raises(ValueError, match="sentence 1 of .* has other words"):
+        evaluate(gold, other)

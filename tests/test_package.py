@@ -18,7 +18,8 @@ STRUCTURED = {
 
 
 def test_root_exports_every_estimator():
-    assert set(sklearn_structured.__all__) == set(STRUCTURED) | {"DistroSVM", "make_parsing_pipeline"}
+    assert set(sklearn_structured.__all__) == set(STRUCTURED) | {
+        "DistroSVM", "evaluate", "make_parsing_pipeline", "parse"}
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURED))

@@ -285,3 +285,13 @@ def test_models_of_an_older_fitted_state_are_refused(name, sample, tmp_path):
     np.savez(path, **arrays)
     with pytest.raises(ValueError, match="format version 1"):
         load_model(path)
+
+
+def test_a_truncated_model_file_is_called_so(sample, tmp_path):
+    path = tmp_path / "model.npz"
+    save_model(_fitted("tagger", sample), path)
+    content = path.read_bytes()
+    for size in (len(content) // 2, 100):
+        path.write_bytes(content[:size])
+        with pytest.raises(ValueError, match="damaged or truncated"):
+            load_model(path)

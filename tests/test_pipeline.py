@@ -182,3 +182,43 @@ def test_selector_passes_the_data_free_checks():
 
     for check in DATA_FREE_CHECKS:
         check("TokenFieldSelector", TokenFieldSelector(fields=("form", "upos")))
+
+
+def test_parse_annotates_a_conllu_document(fitted_lowrank, tmp_path):
+    from sklearn_structured import parse
+    from sklearn_structured.datasets import read_conllu, write_conllu
+
+    document = load_sample_treebank("test", as_document=True)[:5]
+    forms = document
+    for field in ("lemma", "upos", "xpos", "feats"):
+        forms = forms.with_tags([[None] * len(s.words) for s in document], field)
+    path = tmp_path / "forms.conllu"
+    write_conllu(forms, path)
+    parsed = parse(fitted_lowrank, path, output=tmp_path / "parsed.conllu")
+    assert read_conllu(tmp_path / "parsed.conllu") == parsed
+    tagged, predicted = annotate(fitted_lowrank, forms.to_sentences())
+    assert [[int(row[6]) for row in s.words] for s in parsed] == [h.tolist() for h, _ in predicted]
+    assert [[row[3] for row in s.words] for s in parsed] == [[t["upos"] for t in s] for s in tagged]
+    assert all(row[2] == "_" and row[8] == "_" for s in parsed for row in s.words)
+    # the pipeline's parser alone refuses the forms, naming the lines
+    with pytest.raises(ValueError, match=r"forms.conllu:1-\d+ \(sentence 0\) has no XPOS"):
+        parse(fitted_lowrank["parser"], path)
+    with pytest.raises(ValueError, match="a TokenFieldSelector cannot annotate CoNLL-U"):
+        parse(fitted_lowrank["fields"], path)
+
+
+def test_registry_names_every_estimator_and_its_kind(fitted_lowrank):
+    import sklearn_structured
+    from sklearn_structured import registry
+
+    assert sorted(registry.ESTIMATOR_CLASSES) == sorted(
+        name for name in sklearn_structured._LAZY if name != "TokenFieldSelector")
+    assert registry.estimator_class("lowrank") is LowRankTensorParser
+    assert registry.estimator_class("EasyFirstBeamTagger") is EasyFirstBeamTagger
+    assert registry.names(registry.PARSER) == ["easyfirst", "lowrank"]
+    assert registry.kind_of(fitted_lowrank) == registry.PIPELINE
+    assert registry.kind_of(fitted_lowrank["parser"]) == registry.PARSER
+    assert registry.kind_of(fitted_lowrank["tag_upos"]) == registry.TAGGER
+    assert registry.kind_of(fitted_lowrank[:-1]) is None  # taggers without a parser
+    with pytest.raises(ValueError, match="unknown estimator 'mst'"):
+        registry.estimator_class("mst")

@@ -489,12 +489,14 @@ def read_conllu(path_or_file):
         Comments, all ten columns (as strings), multiword-token lines and empty
         nodes, in file order. ``write_conllu(doc, ...)`` reproduces a
         well-formed input byte for byte, each line with its own ending (LF or
-        CRLF, mixed or not); no field ever holds a ``\\r``.
+        CRLF, mixed or not); no field ever holds a ``\\r``. A UTF-8 byte-order
+        mark at the start of the file is skipped (and not written back).
 
     Raises
     ------
     ValueError
-        Naming the file and line, for a line without ten tab-separated columns,
+        Naming the file and line, for a byte that is not UTF-8, a line without
+        ten tab-separated columns,
         a carriage return other than in a CRLF ending, a malformed ID, word IDs
         not numbered 1..n, a multiword range that is reversed, overlaps the
         previous one, runs past the last word or is not right before its first
@@ -504,7 +506,22 @@ def read_conllu(path_or_file):
     """
     source = source_name(path_or_file)
     with open_text(path_or_file, "r") as f, gc_paused():
-        return _parse(f, source)
+        return _parse(_decoded_lines(f, source), source)
+
+
+def _decoded_lines(file, source):
+    """The lines of a text file, less a byte-order mark at its start; a byte that is
+    not UTF-8 is a ValueError naming its line."""
+    lineno = 0
+    try:
+        for lineno, line in enumerate(file, start=1):
+            yield line[1:] if lineno == 1 and line[:1] == "\ufeff" else line
+    except UnicodeDecodeError as error:
+        # the file is decoded by chunks, and a chunk is read only once the lines
+        # before it are out: the bad byte's chunk begins on line lineno + 1
+        bad = error.object[error.start:error.start + 1].hex()
+        line = lineno + 1 + error.object[:error.start].count(b"\n")
+        raise ValueError(f"{source}:{line}: not UTF-8 (byte 0x{bad})") from None
 
 
 def _format_sentence(sentence, newline, where):

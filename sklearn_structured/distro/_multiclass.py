@@ -7,6 +7,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils._base import FormatVersionMixin
 from ..utils._compat import _fit_context
 from . import _kernels
 from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
@@ -40,7 +41,7 @@ class _MulticlassProblem(Problem):
         return float(np.mean(scores.max(axis=1) - gold))
 
 
-class DistroSVM(ClassifierMixin, BaseEstimator):
+class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
     """Multiclass structural SVM with learned label vectors (DISTRO).
 
     Every class ``l`` has a unit vector ``a_l`` in R^d (a column of the

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
-from ..utils import check_labelled_dependency_data, check_sentences, encode_corpus, fit_vocabularies
+from ..utils import check_labelled_dependency_data, encode_corpus, fit_vocabularies
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _parser_kernels as kernels
 from ._base import EasyFirstBase
@@ -203,11 +203,11 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
         heads and a list of relation labels (str) per sentence.
         """
-        sentences = check_sentences(X)
+        sentences = self._check_prediction_input(X)
         heads = [heads for heads, _ in self._parse(sentences)]
         return self._with_labels(sentences, heads)
 
-    def _tag_fields(self):
+    def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
         return (self.pos, "xpos" if self.pos == "upos" else "upos")
 
@@ -217,7 +217,7 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         The root word of each sentence gets ``n - 1``; sorting the words by
         this value replays the easy-first order of the best sequence.
         """
-        return [order for _, order in self._parse(check_sentences(X))]
+        return [order for _, order in self._parse(self._check_prediction_input(X))]
 
     def score(self, X, y):
         """Attachment score without punctuation (UPOS ``PUNCT``).

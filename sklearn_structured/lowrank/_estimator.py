@@ -20,7 +20,6 @@ from ..utils import (
     SentenceEstimator,
     Vocabulary,
     check_labelled_dependency_data,
-    check_sentences,
     fit_vocabularies,
     map_ranges,
     pack_ragged,
@@ -510,7 +509,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         """Validated sentences and their encoding, packed with ``vocabularies`` (default:
         the parser's; more fields may be packed for the labeller)."""
         check_is_fitted(self, "theta_")
-        sentences = check_sentences(X)
+        sentences = self._check_prediction_input(X)
         encoded = encode_sentences(sentences, vocabularies or self.vocabularies_,
                                    self.vector_vocabulary_)
         return sentences, self._encode(sentences, encoded)
@@ -564,7 +563,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         heads = self._map_sentences(data, lambda s: self._decode(data, s))
         return self._with_labels(sentences, heads, None if shared is None else data["corpus"])
 
-    def _tag_fields(self):
+    def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
         return ("xpos", "upos") if self.use_pos else ()
 

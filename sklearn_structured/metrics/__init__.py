@@ -1,6 +1,7 @@
 """Evaluation metrics for structures, and scorers for model selection."""
 
 from ._constituency import bracket_f1
+from ._conllu import evaluate
 from ._dependency import AttachmentScores, attachment_score, is_punctuation
 from ._language_model import perplexity
 from ._scorers import las_scorer, token_accuracy_scorer, uas_scorer
@@ -10,6 +11,7 @@ __all__ = [
     "AttachmentScores",
     "attachment_score",
     "bracket_f1",
+    "evaluate",
     "is_punctuation",
     "las_scorer",
     "perplexity",

@@ -1,11 +1,36 @@
-"""The base class of the estimators whose X is a list of sentences."""
+"""The base classes of the library's estimators: the format-version guard of their
+pickles, and the base of the estimators whose X is a list of sentences."""
 
 from sklearn.base import BaseEstimator
 
-from ._persistence import CACHE_ATTRIBUTE, FORMAT_VERSION
+from ._persistence import CACHE_ATTRIBUTE, FORMAT_VERSION, check_format_version
+from ._sentences import check_sentences
+
+_VERSION_KEY = "_format_version"
 
 
-class SentenceEstimator(BaseEstimator):
+class FormatVersionMixin:
+    """Pickles (and joblib files) record the model format version of their fitted
+    state, and unpickling refuses fitted state of another version.
+
+    Put it before :class:`~sklearn.base.BaseEstimator` in the bases. Derived
+    caches (see :meth:`SentenceEstimator._cached`) are left out of the pickle.
+    """
+
+    def __getstate__(self):
+        state = {k: v for k, v in super().__getstate__().items() if k != CACHE_ATTRIBUTE}
+        state[_VERSION_KEY] = FORMAT_VERSION
+        return state
+
+    def __setstate__(self, state):
+        # a pickle from before the guard holds no version: the first format
+        version = state.pop(_VERSION_KEY, 1)
+        if any(k.endswith("_") and not k.startswith("_") for k in state):
+            check_format_version(version, f"this pickled {type(self).__name__}")
+        super().__setstate__(state)
+
+
+class SentenceEstimator(FormatVersionMixin, BaseEstimator):
     """A scikit-learn estimator that takes a list of sentences as X.
 
     It tells scikit-learn through the estimator tags that X is not a 2-D
@@ -16,10 +41,18 @@ class SentenceEstimator(BaseEstimator):
 
     _requires_y = True
 
-    def __getstate__(self):
-        state = {k: v for k, v in super().__getstate__().items() if k != CACHE_ATTRIBUTE}
-        state["_format_version"] = FORMAT_VERSION
-        return state
+    def tag_fields(self):
+        """The token fields other than the form that prediction reads, preferred first.
+
+        Prediction refuses a sentence none of whose tokens has any of them
+        (see :meth:`_check_prediction_input`): it would be parsed from what is
+        missing. Empty (the default) when the form is enough.
+        """
+        return ()
+
+    def _check_prediction_input(self, X):
+        """``check_sentences(X)``, refusing sentences without the :meth:`tag_fields`."""
+        return check_sentences(X, fields=self.tag_fields(), reader=type(self).__name__)
 
     def _cached(self, name, source, make):
         """``make()``, made once and kept while ``source`` (the fitted array it is made
@@ -30,19 +63,6 @@ class SentenceEstimator(BaseEstimator):
         if entry is None or entry[0] is not source:
             entry = cache[name] = (source, make())
         return entry[1]
-
-    def __setstate__(self, state):
-        # fitted state from another layout (e.g. another feature hash) would
-        # predict garbage without an error, so it is refused
-        version = state.pop("_format_version", 1)
-        fitted = any(k.endswith("_") and not k.startswith("_") for k in state)
-        if fitted and version != FORMAT_VERSION:
-            raise ValueError(
-                f"this {type(self).__name__} was pickled by a version of sklearn-structured "
-                f"whose fitted models are incompatible with this one (model format {version}, "
-                f"this version reads {FORMAT_VERSION}); fit it again"
-            )
-        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

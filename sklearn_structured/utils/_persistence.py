@@ -54,6 +54,20 @@ _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
 CACHE_ATTRIBUTE = "_cache"
+# how every zip archive (and so every file of this format) begins
+_ZIP_SIGNATURE = b"PK\x03\x04"
+
+
+def check_format_version(version, what):
+    """Refuse fitted state of another format version: the one check for model files
+    and pickles alike, since such state (e.g. weights of another feature hash)
+    would predict garbage without an error."""
+    if version != FORMAT_VERSION:
+        raise ValueError(
+            f"{what} is in model format version {version}; this version of "
+            f"sklearn-structured reads version {FORMAT_VERSION}: fit it again"
+        )
+
 
 def _estimator_class(name):
     """A class of the library's public estimators (the package's own list), by name."""
@@ -375,21 +389,39 @@ def is_model_file(path):
         return False
 
 
+def _is_damaged_archive(path):
+    """Whether ``path`` begins as a zip archive but cannot be read as one (a model file
+    cut short: the archive's directory is at its end)."""
+    try:
+        with open(path, "rb") as file:
+            if file.read(len(_ZIP_SIGNATURE)) != _ZIP_SIGNATURE:
+                return False
+        with zipfile.ZipFile(path):
+            return False
+    except zipfile.BadZipFile:
+        return True
+    except OSError:
+        return False
+
+
 def load_model(path):
     """Load an estimator saved by :func:`save_model`, executing no code from the file.
 
     Raises
     ------
     ValueError
-        If the file is not a model file of this format or is damaged.
+        If the file is not a model file of this format, is damaged or truncated,
+        or is of another format version.
     """
+    if _is_damaged_archive(path):
+        raise ValueError(f"{path}: the model file is damaged or truncated (not a whole archive)")
     if not is_model_file(path):
         raise ValueError(f"{path} is not a sklearn-structured model file")
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
     except (zipfile.BadZipFile, EOFError, OSError) as error:
-        raise ValueError(f"{path}: the model file is damaged ({error})") from None
+        raise ValueError(f"{path}: the model file is damaged or truncated ({error})") from None
     except ValueError as error:
         # numpy refuses object arrays when allow_pickle=False
         raise ValueError(f"{path} is not a safe sklearn-structured model file ({error})") from None
@@ -399,11 +431,7 @@ def load_model(path):
         raise ValueError(f"{path}: the model description is damaged ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{path} is not a sklearn-structured model file")
-    if document.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path} is in model format version {document.get('format_version')}; "
-            f"this library reads version {FORMAT_VERSION}"
-        )
+    check_format_version(document.get("format_version"), path)
     model = document.get("model")
     if not isinstance(model, dict) or not ("__estimator__" in model or "__pipeline__" in model):
         raise ValueError(f"{path}: the model description holds no estimator")

@@ -5,7 +5,7 @@ mapping with CoNLL-U field names (``form``, ``lemma``, ``upos``, ``xpos``,
 ``feats``). Heads are 1-based with 0 for the root.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sized
 from itertools import repeat
 
 import numpy as np
@@ -79,19 +79,25 @@ def _check_token(token, where):
             )
 
 
-def check_sentences(X, *, name="X", require_any=False):
+_EXPECTED_X = "a list of sentences, each a list of tokens (str, or dict of CoNLL-U fields)"
+
+
+def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
     """Validate a list of sentences and return it as a list.
 
     Raises ``ValueError`` naming the first sentence with no tokens or the
     first malformed token (see the token rule in the module docstring), or,
-    with ``require_any``, an empty X; ``TypeError`` for a 2-D array or a
-    bare string passed as X.
+    with ``require_any``, an empty X; ``TypeError``, saying what was
+    expected, for an X that is not a sequence of sentences (None, a dict, a
+    bare string, a 2-D array) or a sentence that is not a sequence of tokens.
+    ``fields`` (with ``reader``, the estimator that reads them) refuses a
+    sentence none of whose tokens has any of these fields: see
+    :func:`check_token_fields`.
     """
-    if isinstance(X, str) or (hasattr(X, "ndim") and getattr(X, "ndim", 1) != 1):
-        raise TypeError(
-            f"{name} must be a list of sentences (each a sequence of tokens), "
-            f"got {type(X).__name__}"
-        )
+    if (X is None or isinstance(X, (str, bytes, Mapping))
+            or (hasattr(X, "ndim") and getattr(X, "ndim", 1) != 1)
+            or not isinstance(X, Iterable)):
+        raise TypeError(f"{name} must be {_EXPECTED_X}; got {_describe(X)}")
     sentences = list(X)
     if require_any and not sentences:
         raise ValueError(f"{name} holds no sentences; at least one is needed to fit")
@@ -101,11 +107,37 @@ def check_sentences(X, *, name="X", require_any=False):
                 f"{name}[{i}] is a str; a sentence must be a sequence of tokens "
                 "(split it first, e.g. sentence.split())"
             )
+        if isinstance(sentence, Mapping) or not isinstance(sentence, Sized):
+            raise TypeError(f"{name}[{i}] is {_describe(sentence)}; {name} must be {_EXPECTED_X}")
         if len(sentence) == 0:
             raise ValueError(f"{name}[{i}] is an empty sentence (zero tokens)")
         for j, token in enumerate(sentence):
             _check_token(token, f"{name}[{i}][{j}]")
+    check_token_fields(sentences, fields, reader=reader, where=lambda i: f"{name}[{i}]")
     return sentences
+
+
+def _describe(value):
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def check_token_fields(sentences, fields, *, reader, where):
+    """Refuse sentences that lack every one of the token ``fields`` an estimator reads.
+
+    An estimator that reads tags would parse such a sentence from what is
+    missing, at chance, without an error. Raises ``ValueError`` naming the
+    first such sentence (``where(i)``), the fields and what to do instead.
+    """
+    if not fields:
+        return
+    for i, sentence in enumerate(sentences):
+        if not any(token_field(token, f) is not None for token in sentence for f in fields):
+            raise ValueError(
+                f"{where(i)} has no {' and no '.join(f.upper() for f in fields)} on any token, "
+                f"which {reader} reads ({fields[0].upper()} first): tag the sentences first, "
+                "or use a parsing pipeline that tags word forms itself "
+                "(make_parsing_pipeline; on the command line, train --estimator pipeline)"
+            )
 
 
 def find_heads_error(heads, *, single_root=True):

@@ -4,15 +4,18 @@ scikit-learn's common checks feed 2-D arrays and skip estimators that do not
 take them, so structured estimators get this suite instead: the data-free
 checks of scikit-learn, run directly, and structured versions of the rest.
 Each estimator's test module calls :func:`check_structured_estimator` with a
-small dataset it can learn from in a few seconds.
+small dataset it can learn from in a few seconds; ``tests/test_estimator_contract.py``
+runs it for those whose module does not, so that all nine go through it.
 """
 
 import io
+import os
 import pickle
+import tempfile
 
 import joblib
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -25,6 +28,8 @@ from sklearn.utils.estimator_checks import (
     check_no_attributes_set_in_init,
     check_set_params,
 )
+
+from ._persistence import _is_library_estimator, load_model, save_model
 
 DATA_FREE_CHECKS = (
     check_no_attributes_set_in_init,
@@ -52,6 +57,13 @@ def assert_same_predictions(a, b):
             np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-10, err_msg=f"prediction {i}")
         else:
             assert np.array_equal(u, v), f"prediction {i} differs: {u} vs {v}"
+
+
+def _safe_format_holds(estimator):
+    """Whether every estimator among ``estimator``'s parameters is the library's: the
+    safe model format holds no other (a test's stand-in parser, say)."""
+    return all(_is_library_estimator(value) for value in estimator.get_params().values()
+               if isinstance(value, BaseEstimator))
 
 
 def check_structured_estimator(
@@ -94,12 +106,17 @@ def check_structured_estimator(
     # same random_state, same model
     assert_same_predictions(reference, predict(clone(estimator).fit(*fit_args), X))
 
-    # pickle and joblib round trips predict identically
+    # pickle, joblib and safe model file round trips predict identically
     assert_same_predictions(reference, predict(pickle.loads(pickle.dumps(est)), X))
     buffer = io.BytesIO()
     joblib.dump(est, buffer)
     buffer.seek(0)
     assert_same_predictions(reference, predict(joblib.load(buffer), X))
+    if _safe_format_holds(est):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model.npz")
+            save_model(est, path)
+            assert_same_predictions(reference, predict(load_model(path), X))
 
     # results independent of n_jobs
     if "n_jobs" in est.get_params():

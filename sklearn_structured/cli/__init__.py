@@ -1,0 +1,71 @@
+"""The ``sklearn-structured`` command: evaluate, train, parse, demo.
+
+Each command is a module of this package that adds its argument parser and
+prints what a library function returns. Usage errors print one line and exit
+with status 2 (argparse's convention); any other failure prints one line
+``sklearn-structured: error: ...`` and exits with status 1, with the traceback
+only under ``--debug``; Ctrl-C exits with status 130.
+"""
+
+import argparse
+import os
+import sys
+
+from . import demo, evaluate, parse, train
+from ._common import HelpFormatter, ParserWithParams
+
+COMMANDS = (evaluate, train, parse, demo)
+
+
+def build_parser():
+    from .. import __version__
+
+    ap = argparse.ArgumentParser(
+        prog="sklearn-structured",
+        description="Structured prediction for NLP with scikit-learn estimators: train, apply "
+        "and evaluate dependency parsers and taggers on CoNLL-U files.",
+        epilog="The first run compiles the numba kernels (about 20 s, cached afterwards).",
+        formatter_class=HelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    debug = dict(action="store_true", help="show the full traceback of an error")
+    ap.add_argument("--debug", **debug)
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=ParserWithParams)
+    for command in COMMANDS:
+        command.add_parser(sub, HelpFormatter)
+    for parser in sub.choices.values():
+        # --debug after the command too; SUPPRESS keeps one given before it
+        parser.add_argument("--debug", default=argparse.SUPPRESS, **debug)
+    return ap
+
+
+def _error_message(error):
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    return str(error) or type(error).__name__
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        from ..utils import announce_compilation
+
+        announce_compilation()
+        return args.func(args)
+    except BrokenPipeError:
+        # the reader stopped early (``| head``): stop quietly, and keep Python
+        # from complaining while it flushes stdout at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    except KeyboardInterrupt:
+        print(f"sklearn-structured: interrupted{getattr(args, 'interrupted', '')}",
+              file=sys.stderr)
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        print(f"sklearn-structured: error: {_error_message(error)}", file=sys.stderr)
+        return 1

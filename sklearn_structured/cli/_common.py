@@ -1,0 +1,125 @@
+"""What the commands share: one-line errors, reading input, building estimators and
+loading model files."""
+
+import argparse
+import ast
+import os
+import sys
+
+from .. import registry
+
+PICKLE_WARNING = (
+    "joblib/pickle model files can execute arbitrary code when loaded: "
+    "load only files you made yourself or fully trust"
+)
+
+
+class CommandError(Exception):
+    """A failure the user can act on, reported as one line."""
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, but not the None of required or unset options."""
+
+    def _get_help_string(self, action):
+        if action.required or action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+class ParserWithParams(argparse.ArgumentParser):
+    """A command's parser whose help ends with the ``--param`` keys of its estimators,
+    looked up only when help is printed (an ordinary run imports one estimator)."""
+
+    estimator_names = ()
+
+    def format_help(self):
+        text = super().format_help()
+        if not self.estimator_names:
+            return text
+        lines = ["", "--param keys (KEY=VALUE, VALUE a Python literal or a string):"]
+        for name in self.estimator_names:
+            defaults = registry.estimator_class(name)().get_params()
+            keys = ", ".join(f"{key}={value!r}" for key, value in sorted(defaults.items()))
+            lines.append(f"  {name}: {keys}")
+        return text + "\n".join(lines) + "\n"
+
+
+def parse_params(pairs, estimator_name):
+    """``["rank=20", "gamma=0.5"]`` -> ``{"rank": 20, "gamma": 0.5}`` (Python literals or
+    strings), keys checked against the estimator's parameters."""
+    valid = registry.estimator_class(estimator_name)().get_params()
+    params = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise CommandError(f"--param expects KEY=VALUE, got {pair!r}")
+        if key not in valid:
+            raise CommandError(f"--param {key!r} is not a parameter of {estimator_name}; "
+                               f"valid keys: {', '.join(sorted(valid))}")
+        try:
+            params[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            params[key] = value
+    return params
+
+
+def check_params(*estimators):
+    """Check parameter values against each estimator's constraints now, before any data
+    are read, rather than when fit starts."""
+    for estimator in estimators:
+        try:
+            estimator._validate_params()  # scikit-learn's check of _parameter_constraints
+        except ValueError as error:
+            raise CommandError(f"--param: {error}") from None
+
+
+def read_document(path):
+    """Read a CoNLL-U file (``-`` for standard input), with a progress line on stderr."""
+    from ..datasets import read_conllu
+
+    name = "standard input" if path == "-" else path
+    if os.path.isdir(path):
+        raise CommandError(f"{path} is a directory, not a CoNLL-U file")
+    print(f"reading {name}", file=sys.stderr, flush=True)
+    document = read_conllu(sys.stdin.buffer if path == "-" else path)
+    print(f"read {len(document)} sentences from {name}", file=sys.stderr)
+    if len(document) == 0:
+        raise CommandError(f"{name} holds no sentences")
+    return document
+
+
+def check_output_path(path):
+    """Fail before any work if ``path`` cannot be written."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError(f"output {path} is a directory")
+    if not os.path.isdir(directory):
+        raise CommandError(f"cannot write {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise CommandError(f"cannot write {path}: directory {directory} is not writable")
+
+
+def load_model(path, allow_pickle):
+    """A model file in the safe format, or with ``allow_pickle`` a joblib/pickle file."""
+    from ..utils import is_model_file
+    from ..utils import load_model as load_safe
+    from ..utils._persistence import _is_damaged_archive
+
+    if os.path.isdir(path):
+        raise CommandError(f"model {path} is a directory, not a model file")
+    if not os.path.isfile(path):
+        raise CommandError(f"model file {path} does not exist")
+    if is_model_file(path) or _is_damaged_archive(path):
+        return load_safe(path)
+    if not allow_pickle:
+        raise CommandError(
+            f"{path} is not a model file in the safe format; if it is a joblib/pickle file you "
+            f"made yourself, pass --allow-pickle ({PICKLE_WARNING})")
+    import joblib
+
+    print(f"warning: {PICKLE_WARNING}", file=sys.stderr)
+    try:
+        return joblib.load(path)
+    except Exception as error:  # a damaged pickle fails in many ways
+        raise CommandError(f"cannot load {path} with joblib: {error}") from None

@@ -1,0 +1,112 @@
+"""``sklearn-structured train``: fit a parser, a tagger or a parsing pipeline on a CoNLL-U
+file and save it."""
+
+import sys
+import time
+
+from .. import registry
+from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_params,
+                      parse_params, read_document)
+
+
+def add_parser(subparsers, formatter):
+    p = subparsers.add_parser(
+        "train", formatter_class=formatter,
+        help="train a parser or tagger on a CoNLL-U file and save it",
+        description="Train a parser (HEAD and, when every word has one, DEPREL) or tagger (its "
+        "target column) and save it. The default 'safe' format loads without executing code; "
+        f"'joblib' is a pickle: {PICKLE_WARNING}.")
+    estimators = registry.names(registry.PARSER) + registry.names(registry.TAGGER)
+    p.estimator_names = estimators
+    p.add_argument("--estimator", choices=estimators + [registry.PIPELINE], default="lowrank",
+                   help="what to train; 'pipeline': taggers (--targets) then a parser "
+                   "(--parser), trained on jackknifed predicted tags, which parses word forms")
+    p.add_argument("--train", required=True, help="training CoNLL-U file ('-' for standard input)")
+    p.add_argument("--dev", help="development CoNLL-U file, for the per-epoch validation score")
+    p.add_argument("--out", required=True, help="model file to write (replaced atomically)")
+    p.add_argument("--format", choices=("safe", "joblib"), default="safe", help="model file format")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="estimator parameter (of the parser for a pipeline), repeatable "
+                   "(keys listed below)")
+    p.add_argument("--parser", choices=registry.names(registry.PARSER), default="lowrank",
+                   help="the parser of a pipeline")
+    p.add_argument("--targets", default="upos,xpos",
+                   help="the fields a pipeline tags, one tagger each, in this order: any of "
+                   "upos, xpos, feats, lemma (lemma after upos uses the predicted UPOS)")
+    p.add_argument("--tagger-param", action="append", metavar="KEY=VALUE",
+                   help="parameter of every tagger of a pipeline, repeatable")
+    p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
+    p.set_defaults(func=run, interrupted="; model not written")
+
+
+def _build(args):
+    """The estimator to train, its parameters checked, and the function that fits it."""
+    if args.estimator != registry.PIPELINE:
+        if args.tagger_param:
+            raise CommandError("--tagger-param applies only to --estimator pipeline")
+        estimator = registry.estimator_class(args.estimator)(
+            **{"verbose": 1, **parse_params(args.param, args.estimator)})
+        check_params(estimator)
+        return estimator, estimator.fit
+    from functools import partial
+
+    from ..pipeline import fit_parsing_pipeline, make_parsing_pipeline
+
+    tagger_params = {"verbose": 1, **parse_params(args.tagger_param, "easyfirst-tagger")}
+    if "target" in tagger_params:
+        raise CommandError("--tagger-param target=... is not allowed; use --targets")
+    try:
+        pipeline = make_parsing_pipeline(
+            args.parser, tuple(t.strip() for t in args.targets.split(",") if t.strip()),
+            tagger_params=tagger_params, n_folds=args.n_folds,
+            parser_params={"verbose": 1, **parse_params(args.param, args.parser)})
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    check_params(*(step for _, step in pipeline.steps if registry.kind_of(step)))
+    return pipeline, partial(fit_parsing_pipeline, pipeline)
+
+
+def _treebank(path):
+    """``(X, y)`` of a CoNLL-U file; ``y`` holds ``(heads, deprels)`` pairs when every
+    word has a DEPREL, heads alone (with a note on stderr) otherwise."""
+    from ..datasets import load_conllu
+
+    document = read_document(path)
+    labelled = document.has_deprels()
+    if not labelled:
+        print(f"{path}: some words have no DEPREL ('_'); using the heads only", file=sys.stderr)
+    return load_conllu(document, labelled=labelled)
+
+
+def _quiet(estimator):
+    """Set every ``verbose`` of the model (its steps' too) to off: a saved model should
+    not print progress wherever it is used next."""
+    params = estimator.get_params()
+    estimator.set_params(**{key: (False if isinstance(value, bool) else 0)
+                            for key, value in params.items()
+                            if key == "verbose" or key.endswith("__verbose")})
+
+
+def run(args):
+    from ..utils import atomic_path, save_model
+
+    check_output_path(args.out)
+    estimator, fit = _build(args)
+    X, y = _treebank(args.train)
+    X_val, y_val = _treebank(args.dev) if args.dev else (None, None)
+    if registry.kind_of(estimator) == registry.TAGGER:  # it learns a column of X
+        y, y_val = (None if X_ is None else [[token[estimator.target] for token in sentence]
+                                              for sentence in X_] for X_ in (X, X_val))
+    start = time.perf_counter()
+    fit(X, y, X_val=X_val, y_val=y_val)
+    print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    _quiet(estimator)
+    if args.format == "joblib":
+        import joblib
+
+        with atomic_path(args.out) as temporary:
+            joblib.dump(estimator, temporary)
+    else:
+        save_model(estimator, args.out)
+    print(f"model written to {args.out} ({args.format} format)", file=sys.stderr)
+    return 0
