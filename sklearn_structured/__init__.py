@@ -17,6 +17,7 @@ _LAZY = {
     "DistroSequenceSVM": "distro",
     "RankSpacePCFG": "rank_space",
     "RankSpaceHMM": "rank_space",
+    "Tokenizer": "tokenize",
     "TokenFieldSelector": "pipeline",
 }
 # public functions, imported lazily too (not estimator classes: the safe model

@@ -20,6 +20,7 @@ ESTIMATOR_CLASSES = {
     "DistroSequenceSVM": None,
     "RankSpacePCFG": None,
     "RankSpaceHMM": None,
+    "Tokenizer": None,
 }
 
 # the short names of the command line -> class names; "pipeline" (taggers, then

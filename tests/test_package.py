@@ -14,6 +14,7 @@ STRUCTURED = {
     "RankSpacePCFG": False,
     "RankSpaceHMM": False,
     "TokenFieldSelector": False,
+    "Tokenizer": False,  # reads its segmentation from the documents
 }
 
 

@@ -13,6 +13,7 @@ from sklearn_structured.datasets import load_sample_treebank, read_conllu, write
 from sklearn_structured.metrics._aligned import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
 from sklearn_structured.tokenize._multiword import expand, learn_expansions
+from sklearn_structured.utils import load_model, save_model
 
 CONLLU = """\
 # newdoc id = d1
@@ -147,12 +148,14 @@ def test_a_long_line_without_punctuation_takes_linear_time(sample):
     assert times[1] < 10 * times[0] + 0.5
 
 
-def test_estimator_api(sample):
+def test_estimator_api(sample, tmp_path):
     train, test, tokenizer = sample
     assert clone(tokenizer).get_params() == tokenizer.get_params()
     text = segmented_text(test).text
     again = pickle.loads(pickle.dumps(tokenizer))
     assert again.predict([text]) == tokenizer.predict([text])
+    save_model(tokenizer, tmp_path / "tokenizer.model")
+    assert load_model(tmp_path / "tokenizer.model").predict([text]) == tokenizer.predict([text])
     refit = Tokenizer(n_epochs=4, random_state=0).fit([train])
     np.testing.assert_array_equal(refit.weights_, tokenizer.weights_)
     whole = Tokenizer(n_epochs=4, random_state=0, expand_multiword=False).fit([train])

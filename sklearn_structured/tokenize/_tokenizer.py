@@ -17,6 +17,7 @@ from ..utils import (
     prediction_weights,
     split_validation,
 )
+from ..utils._base import FormatVersionMixin
 from ..utils._compat import Interval, _fit_context
 from ._kernels import (
     CLASS_DIGIT,
@@ -134,7 +135,7 @@ class _TokenizerEpochs(EpochTrainer):
         self.estimator.weights_ = snapshot
 
 
-class Tokenizer(BaseEstimator):
+class Tokenizer(FormatVersionMixin, BaseEstimator):
     """Splits raw text into sentences, tokens and syntactic words, learned from a UD treebank.
 
     Every character that is not white space is labelled by a multiclass
