@@ -12,13 +12,14 @@ _DECISION_TEMPLATE = 1
 
 
 class Perceptron(NamedTuple):
-    """The weights a kernel reads and, in training, updates in place."""
+    """The weights a kernel reads and, in training, updates in place: the arrays of a
+    :func:`~sklearn_structured.utils._training.perceptron_state`."""
 
     weights: np.ndarray
     """(rows, n_actions) weight table; a row is a feature, a column an action type."""
     sums: np.ndarray
     """Running sums for the average (utils._training.averaged_weights); read in training only."""
-    seen: np.ndarray
+    count: np.ndarray
     """Length-1 float array: sentences trained on so far, the averaging counter."""
 
 
@@ -113,3 +114,4 @@ def early_update(record, correct_history, history, step, correct_action, correct
     record[3] = 0.0 if final else 1.0
     record[4] = step + 1
     return step + 1
+

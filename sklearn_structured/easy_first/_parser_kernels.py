@@ -379,14 +379,14 @@ def _run_batch(sentences, gold, sentence_order, perceptron, search, train, heads
     # have numba optimise the whole beam_parse tree once more on first use.
     n_clean = 0
     words, tags, offsets = sentences
-    W, U, seen = perceptron
+    W, U, count = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            seen[0] += 1.0
+            count[0] += 1.0
         if beam_parse(words[lo:hi], tags[lo:hi], gold.heads[lo:hi], gold.n_children[lo:hi], W, U,
-                      seen[0], search.beam_size, search.merge, train, heads_out[lo:hi],
+                      count[0], search.beam_size, search.merge, train, heads_out[lo:hi],
                       order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean

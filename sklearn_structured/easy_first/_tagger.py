@@ -18,6 +18,7 @@ from ..utils import (
     fit_vocabularies,
     is_labelled_target,
     run_in_threads,
+    split_validation,
     thread_count,
     token_field,
     token_values,
@@ -236,13 +237,16 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     n_folds : int, default=10
         Folds of the jackknifing in ``fit_transform`` and of the training
         sentences' ambiguity classes.
+    n_iter_no_change, validation_fraction : int or None, float or None, default=None
+        Keep the best epoch on validation data, which ``fit`` is given or
+        holds out; as in :class:`EasyFirstBeamParser`.
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of the training sentences and the folds.
     verbose : int, default=0
-        Print one progress line per epoch: seconds, the mean perceptron
-        loss, the validation token accuracy when ``fit`` has ``X_val``, the
-        number of updates and the fraction of training sentences tagged
-        without one.
+        Print one progress line per epoch on standard error: seconds, the
+        mean perceptron loss, the validation token accuracy when there is
+        validation data, the number of updates and of early ones, and the
+        fraction of training sentences tagged without one.
     n_jobs : int, default=None
         Threads used by ``predict`` and by the folds of ``fit_transform``
         (the kernels release the GIL). Training one model is sequential.
@@ -286,6 +290,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         What training goes on from, as in :class:`EasyFirstBeamParser`.
     n_iter_, n_updates_, n_invalid_updates_ : int
         As in :class:`EasyFirstBeamParser`.
+    history_ : list of dict
+        One record per epoch, as in :class:`EasyFirstBeamParser`; the
+        validation score is the token accuracy.
 
     Notes
     -----
@@ -306,7 +313,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
-                 random_state=None, verbose=0, n_jobs=None):
+                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
+                 n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
         self.merge_states = merge_states
@@ -315,6 +323,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.min_feature_count = min_feature_count
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -464,18 +474,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         y : list of tag sequences, optional
             Without it the tags come from each token's ``target`` field.
         X_val, y_val : list of sentences and list of tag sequences, optional
-            Validation data (keyword only), scored with :meth:`score` after
-            every epoch for the progress line when ``verbose`` is set
-            (``y_val=None`` reads the tags from the ``target`` field); it
-            does not change the model.
+            Validation data (keyword only; or ``validation_fraction``), scored
+            with :meth:`score` after every epoch for the progress line and
+            ``history_``, and with ``n_iter_no_change`` to keep the best epoch.
+            Without ``y`` and ``y_val`` its tags come from the ``target``
+            field too.
 
         Returns
         -------
         self
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, reset=True)
-        return self._train(data, len(sentences), self.n_epochs, X_val, y_val,
+        return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -484,9 +496,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, self._check_resumable())
-        return self._train(data, len(sentences), 1, X_val, y_val, keep_training_state=True)
+        return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _tag(self, X):
         sentences = check_sentences(X)

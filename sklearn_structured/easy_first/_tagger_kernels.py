@@ -276,13 +276,13 @@ def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context, 
                train, tags_out, order_out, records):
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
-    W, U, seen = perceptron
+    W, U, count = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            seen[0] += 1.0
-        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, seen[0], context,
+            count[0] += 1.0
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, count[0], context,
                     search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
                     records[i]):
             n_clean += 1
