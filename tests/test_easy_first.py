@@ -188,7 +188,8 @@ def test_every_update_on_real_data_is_valid():
 
 def test_tagger_features_are_the_shared_hash_of_corpus_ids():
     """Static features, read independently in Python: form, affixes, shape, flags, context."""
-    from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
+    from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
+                                                                static_feature_keys)
     from sklearn_structured.kernels.hashing import feature_hash
     from sklearn_structured.utils import word_shape
 
@@ -235,8 +236,8 @@ def test_tagger_features_are_the_shared_hash_of_corpus_ids():
 def test_ambiguity_classes_come_from_training_words_seen_often_enough():
     """The dictionary holds the lower-cased training words seen at least k times, with
     one id per tag set; a rare or unseen word has no class and no class features."""
-    from sklearn_structured.easy_first._tagger import (jackknifed_class_ids,
-                                                       static_feature_keys)
+    from sklearn_structured.easy_first._tagger_features import (jackknifed_class_ids,
+                                                                static_feature_keys)
 
     train = [[{"form": "The", "upos": "DET"}, {"form": "run", "upos": "NOUN"}],
              [{"form": "the", "upos": "DET"}, {"form": "run", "upos": "VERB"},
@@ -423,13 +424,13 @@ def test_lemma_tagger_saves_in_the_safe_format(tmp_path):
 
 def test_many_tags_share_context_values():
     # more tags than the context block keeps: the rare ones share one value
-    from sklearn_structured.easy_first import _tagger
+    from sklearn_structured.easy_first._tagger_features import MAX_CONTEXT_TAGS
 
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="feats").fit(X_TRAIN)
     values = tagger.tag_context_values_
-    assert len(tagger.classes_) > _tagger._MAX_CONTEXT_TAGS
-    assert values.max() == _tagger._MAX_CONTEXT_TAGS - 1
+    assert len(tagger.classes_) > MAX_CONTEXT_TAGS
+    assert values.max() == MAX_CONTEXT_TAGS - 1
     shared = values == values.max()
-    assert shared.sum() == len(values) - (_tagger._MAX_CONTEXT_TAGS - 1)
+    assert shared.sum() == len(values) - (MAX_CONTEXT_TAGS - 1)
     upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:50])
     assert np.array_equal(upos.tag_context_values_, np.arange(len(upos.classes_)))

@@ -1,124 +1,41 @@
 """EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
 
-import zlib
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 
-from ..kernels.hashing import kept_positions
 from ..metrics import token_accuracy
 from ..utils import (
     check_sentences,
     check_tagging_data,
-    encode_corpus,
-    fit_vocabularies,
     is_labelled_target,
     run_in_threads,
     split_validation,
     thread_count,
     token_field,
     token_values,
-    word_shape,
-    word_type_ids,
-    word_type_vocabulary,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary, look_up
+from ._tagger_features import (
+    ambiguity_dictionary,
+    fit_tagger_vocabularies,
+    jackknifed_class_ids,
+    kept_feature_keys,
+    static_feature_keys,
+    static_feature_rows,
+    tag_context_values,
+)
 
-_PREFIX_LENGTHS = (1, 2, 3, 4)
-_SUFFIX_LENGTHS = (1, 2, 3, 4, 5, 6, 7)
-_CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter suffix
-# With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
-# value in the neighbours' tag features, which keeps that block of rows small.
-_MAX_CONTEXT_TAGS = 64
 # Lemma scripts seen fewer times in the first training data are trained as the
 # most frequent script: they are mostly one irregular word each, which the
 # dictionary lemmatises, and each would cost a weight column.
 _MIN_SCRIPT_COUNT = 2
-
-
-@lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other
-def _word_attributes(form):
-    """Prefixes up to 4 and suffixes up to 7 characters (None when shorter), the shape,
-    and flags for a hyphen, a digit and an upper-case letter (None when absent)."""
-    return tuple([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
-                 + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
-                 + [word_shape(form),
-                    "-" if "-" in form else None,
-                    "0" if any(c.isdigit() for c in form) else None,
-                    "A" if any(c.isupper() for c in form) else None])
-
-
-def fit_tagger_vocabularies(sentences):
-    """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
-    vocabularies = fit_vocabularies(sentences, ("form", "lower"))
-    vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
-                                                      _word_attributes)
-    return vocabularies
-
-
-def static_feature_keys(sentences, vocabularies, class_ids=None):
-    """Hashed static features of every token (-1 where absent), and sentence offsets.
-
-    ``class_ids`` holds each token's ambiguity class id (0: none); None leaves
-    the class templates out.
-    """
-    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
-    attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
-                               vocabularies["attributes"])
-    ambiguity = np.zeros(0, np.int64) if class_ids is None else np.asarray(class_ids, np.int64)
-    keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
-                                       np.ascontiguousarray(attributes[:, _CONTEXT_SUFFIX]),
-                                       ambiguity, corpus.offsets)
-    return keys, corpus.offsets
-
-
-def _class_id(tags):
-    """An id (> 0) of a set of tags that depends on the set only, so that the dictionary
-    and every fold of the training data give one set the same id."""
-    return zlib.crc32("\n".join(sorted(tags)).encode()) + 1
-
-
-def _word_tags(words, tags):
-    """How often each word had each tag."""
-    seen = defaultdict(Counter)
-    for word, tag in zip(words, tags):
-        seen[word][tag] += 1
-    return seen
-
-
-def ambiguity_dictionary(words, tags, min_count):
-    """The words seen at least ``min_count`` times, sorted, and the class id of each
-    one's set of tags (its ambiguity class), as two aligned arrays."""
-    seen = _word_tags(words, tags)
-    kept = sorted(w for w, counts in seen.items() if counts.total() >= min_count)
-    return (np.array(kept, dtype=str),
-            np.array([_class_id(seen[w]) for w in kept], dtype=np.int64))
-
-
-def jackknifed_class_ids(words, tags, folds, min_count):
-    """Each training token's class id as the dictionary of the other folds gives it
-    (``folds``: each token's fold). A class read from data that holds the token itself
-    always contains its tag, which a new text's words need not: trained on such classes
-    the tagger would trust them more than they deserve."""
-    total = _word_tags(words, tags)
-    by_fold = defaultdict(lambda: defaultdict(Counter))
-    for word, tag, fold in zip(words, tags, folds):
-        by_fold[fold][word][tag] += 1
-    ids = np.zeros(len(words), np.int64)
-    known = {}
-    for k, key in enumerate(zip(folds, words)):
-        if key not in known:
-            rest = total[key[1]] - by_fold[key[0]][key[1]]
-            known[key] = _class_id(rest) if rest.total() >= min_count else 0
-        ids[k] = known[key]
-    return ids
 
 
 def _gold_value(token, field):
@@ -367,8 +284,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         """
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
-        keys, offsets = static_feature_keys(sentences, self.vocabularies_, class_ids)
-        return kept_positions(keys, self.feature_keys_) + 1, offsets  # row 0: not kept
+        return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids)
 
     def _dictionary_class_ids(self, sentences):
         """Each token's class id in the ambiguity dictionary (0: not in it), or None
@@ -415,25 +331,17 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             counts = Counter({t: c for t, c in counts.items()
                               if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
         self.classes_ = np.array(sorted(counts))
-        n_tags = len(self.classes_)
-        if n_tags <= _MAX_CONTEXT_TAGS:
-            self.tag_context_values_ = np.arange(n_tags)
-        else:  # the most frequent tags keep their own value, the others share the last
-            frequent = {t for t, _ in counts.most_common(_MAX_CONTEXT_TAGS - 1)}
-            ranks = {t: k for k, t in enumerate(sorted(frequent))}
-            self.tag_context_values_ = np.array(
-                [ranks.get(t, _MAX_CONTEXT_TAGS - 1) for t in self.classes_], np.int64)
+        self.tag_context_values_ = tag_context_values(counts, self.classes_)
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         class_ids = self._training_class_ids(sentences, classes)
         keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids)
-        keys, counts = np.unique(keys[keys >= 0], return_counts=True)
-        self.feature_keys_ = keys[counts >= self.min_feature_count]
+        self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
-        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags)
+        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), len(self.classes_))
         return shape, self._training_arrays(sentences, classes, class_ids)
 
     def _encode_training(self, sentences, tags):
