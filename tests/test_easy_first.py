@@ -127,6 +127,33 @@ def test_tagger_ignores_integer_y_from_a_pipeline():
     assert_same_predictions(a.predict(X_TEST[:5]), b.predict(X_TEST[:5]))
 
 
+
+# --- training contract -----------------------------------------------------------
+
+@pytest.mark.parametrize("Estimator", [EasyFirstBeamParser, EasyFirstBeamTagger])
+def test_keep_best_restores_the_weights_of_the_best_epoch(Estimator):
+    """With n_iter_no_change the fitted weights are those a plain fit for the best
+    epoch's number of epochs gives, bit for bit, and partial_fit keeps the state that
+    goes with them."""
+    params = dict(beam_size=1, random_state=0)
+    if Estimator is EasyFirstBeamParser:
+        params["hash_bits"] = 14
+    X, y = X_TRAIN[:100], Y_TRAIN[:100]  # the tagger ignores the heads
+    model = Estimator(n_epochs=8, n_iter_no_change=1, **params).fit(
+        X, y, X_val=X_TEST[:30], y_val=Y_TEST[:30])
+    scores = [entry["validation_score"] for entry in model.history_]
+    best = int(np.argmax(scores)) + 1
+    assert model.n_iter_ == len(scores) and best < len(scores)  # it stopped, then went back
+    plain = Estimator(n_epochs=best, **params).fit(X, y)
+    np.testing.assert_array_equal(model.weights_, plain.weights_)
+    assert [e["loss"] for e in plain.history_] == [e["loss"] for e in model.history_[:best]]
+    resumable = Estimator(n_iter_no_change=1, **params)
+    for _ in range(best):
+        resumable.partial_fit(X, y, X_val=X_TEST[:30], y_val=Y_TEST[:30])
+    np.testing.assert_array_equal(resumable.weights_, plain.weights_)
+    assert resumable.training_state_["count"][0] == best * len(X)
+
+
 # --- bad input -------------------------------------------------------------------
 
 @pytest.mark.parametrize("Estimator", [EasyFirstBeamParser, EasyFirstBeamTagger])
