@@ -1,6 +1,7 @@
 """Estimator tests of EasyFirstBeamParser and EasyFirstBeamTagger."""
 
 import os
+import re
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -13,7 +14,7 @@ from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
 from sklearn_structured.easy_first._edit_scripts import apply_script
 from sklearn_structured.metrics import attachment_score
-from sklearn_structured.utils import find_heads_error
+from sklearn_structured.utils import find_heads_error, training_step
 from sklearn_structured.utils.estimator_checks import (assert_same_predictions,
                                                        check_structured_estimator)
 
@@ -120,6 +121,16 @@ def test_fit_transform_jackknifes():
                      for a, b in zip(s, g)])
             < np.mean([a == b for s, g in zip(_tags(direct, "upos"), gold) for a, b in zip(s, g)]))
 
+
+def test_fit_transform_progress_lines_name_the_model_and_the_fold(capsys):
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, n_folds=3, verbose=1, n_jobs=2,
+                                 random_state=0)
+    with training_step("step 1"):
+        tagger.fit_transform(X_TRAIN[:30])
+    # each line is one write, but the folds' threads may interleave the newlines
+    steps = re.findall(r"\[([^\]]+)\] \[EasyFirstBeamTagger\]", capsys.readouterr().err)
+    assert sorted(steps) == ["step 1 / upos tagger"] + [
+        f"step 1 / upos tagger, fold {k} of 3" for k in (1, 2, 3)]
 
 def test_tagger_ignores_integer_y_from_a_pipeline():
     a = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X_TRAIN[:30], Y_TRAIN[:30])

@@ -1,5 +1,6 @@
 """EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
 
+import contextvars
 from collections import Counter
 from collections.abc import Mapping
 from numbers import Integral
@@ -17,6 +18,7 @@ from ..utils import (
     thread_count,
     token_field,
     token_values,
+    training_step,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
@@ -465,17 +467,25 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         from sklearn.model_selection import KFold  # here: it costs tagging-only processes imports
 
         sentences, tags = self._gold_tags(X, y)
-        self.fit(sentences, tags, **fit_params)
+        # progress lines say which model they belong to
+        step = f"{self.target} tagger"
+        with training_step(step):
+            self.fit(sentences, tags, **fit_params)
         folds = KFold(n_splits=min(self.n_folds, len(sentences)), shuffle=True,
                       random_state=self.shuffle_seed_)
+        n_folds = folds.get_n_splits()
 
-        def tag_fold(train, held_out):
+        def tag_fold(k, train, held_out):
             model = clone(self).set_params(n_jobs=None)
-            model.fit([sentences[i] for i in train], [tags[i] for i in train])
+            with training_step(f"{step}, fold {k + 1} of {n_folds}"):
+                model.fit([sentences[i] for i in train], [tags[i] for i in train])
             return held_out, model.transform([sentences[i] for i in held_out])
 
-        # the kernels release the GIL, so folds train in parallel threads
-        results = run_in_threads(tag_fold, folds.split(sentences), thread_count(self.n_jobs))
+        # the kernels release the GIL, so folds train in parallel threads; each thread
+        # runs in a copy of this context, so that the labels of outer steps reach it
+        context = contextvars.copy_context()
+        results = run_in_threads(lambda k, split: context.copy().run(tag_fold, k, *split),
+                                 enumerate(folds.split(sentences)), thread_count(self.n_jobs))
         out = [None] * len(sentences)
         for held_out, tagged in results:
             for i, sentence in zip(held_out, tagged):
