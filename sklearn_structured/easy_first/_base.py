@@ -9,6 +9,7 @@ loop (:class:`~sklearn_structured.utils.EpochTrainer`) and the parallel
 prediction.
 """
 
+import copy
 from abc import ABC, abstractmethod
 from numbers import Integral
 
@@ -31,12 +32,6 @@ from ._beam import Perceptron, Search
 
 _TABLE = "W"
 """The name of the weight table in the perceptron state (its only parameter)."""
-
-
-def _copy_state(state):
-    return {"weights": {name: a.copy() for name, a in state["weights"].items()},
-            "sums": {name: a.copy() for name, a in state["sums"].items()},
-            "count": state["count"].copy()}
 
 
 class _PerceptronEpochs(EpochTrainer):
@@ -88,7 +83,7 @@ class _PerceptronEpochs(EpochTrainer):
     def snapshot(self):
         est = self.estimator
         # weights_ is replaced after every epoch, never changed in place
-        state = _copy_state(est.training_state_) if self.keep_training_state else None
+        state = copy.deepcopy(est.training_state_) if self.keep_training_state else None
         return est.weights_, state
 
     def restore(self, snapshot):
