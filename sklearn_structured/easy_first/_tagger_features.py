@@ -76,7 +76,6 @@ def static_feature_rows(sentences, vocabularies, feature_keys, class_ids=None):
     return kept_positions(keys, feature_keys) + 1, offsets
 
 
-
 def _class_id(tags):
     """An id (> 0) of a set of tags that depends on the set only, so that the dictionary
     and every fold of the training data give one set the same id."""
