@@ -4,9 +4,10 @@ Both are structured perceptrons over beam search with Ma et al.'s valid early
 update; they differ only in the state, the features and the kernels. The
 subclass encodes sentences into flat integer arrays and names its kernels
 (the abstract methods of :class:`EasyFirstBase`); this module owns the
-weights, shuffling, averaging, the perceptron epoch run by the shared epoch
-loop (:class:`~sklearn_structured.utils.EpochTrainer`) and the parallel
-prediction.
+weights (the library's averaged-perceptron state), shuffling, averaging, the
+perceptron epoch run by the shared epoch loop
+(:class:`~sklearn_structured.utils.EpochTrainer`) with its keep-best
+snapshots, and the parallel prediction.
 """
 
 import copy
