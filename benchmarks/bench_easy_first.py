@@ -28,7 +28,8 @@ from pathlib import Path
 
 from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
-from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
+from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
+                                                            static_feature_keys)
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
 from _common import data_home, timed

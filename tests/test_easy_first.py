@@ -1,6 +1,7 @@
 """Estimator tests of EasyFirstBeamParser and EasyFirstBeamTagger."""
 
 import os
+import re
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -13,8 +14,9 @@ from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
 from sklearn_structured.easy_first._edit_scripts import apply_script
 from sklearn_structured.metrics import attachment_score
-from sklearn_structured.utils import find_heads_error
-from sklearn_structured.utils.estimator_checks import check_structured_estimator
+from sklearn_structured.utils import find_heads_error, training_step
+from sklearn_structured.utils.estimator_checks import (assert_same_predictions,
+                                                       check_structured_estimator)
 
 X_TRAIN, Y_TRAIN = load_sample_treebank("train")
 X_TEST, Y_TEST = load_sample_treebank("test")
@@ -57,6 +59,7 @@ def _adjacent_baseline_uas(X, y):
     return max(attachment_score(y, left, X=X), attachment_score(y, right, X=X))
 
 
+@pytest.mark.slow
 def test_parser_learns_the_sample_beating_adjacent_baseline():
     baseline = _adjacent_baseline_uas(X_TEST, Y_TEST)  # about 0.46 on this sample
     parser = EasyFirstBeamParser(beam_size=2, n_epochs=5, hash_bits=18, random_state=0)
@@ -71,6 +74,7 @@ def test_parser_learns_the_sample_beating_adjacent_baseline():
         assert sorted(order) == list(range(len(heads) - 1)) + [len(heads) - 1]
 
 
+@pytest.mark.slow
 def test_tagger_learns_the_sample_beating_most_frequent_tag():
     counts = defaultdict(Counter)
     for sentence in X_TRAIN:
@@ -88,6 +92,7 @@ def test_tagger_learns_the_sample_beating_most_frequent_tag():
     assert tagger.n_invalid_updates_ == 0
 
 
+@pytest.mark.slow
 def test_pipeline_tags_then_parses_raw_words():
     pipe = make_pipeline(
         EasyFirstBeamTagger(beam_size=1, n_epochs=8, n_folds=3, random_state=0),
@@ -117,10 +122,47 @@ def test_fit_transform_jackknifes():
             < np.mean([a == b for s, g in zip(_tags(direct, "upos"), gold) for a, b in zip(s, g)]))
 
 
+def test_fit_transform_progress_lines_name_the_model_and_the_fold(capsys):
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, n_folds=3, verbose=1, n_jobs=2,
+                                 random_state=0)
+    with training_step("step 1"):
+        tagger.fit_transform(X_TRAIN[:30])
+    # each line is one write, but the folds' threads may interleave the newlines
+    steps = re.findall(r"\[([^\]]+)\] \[EasyFirstBeamTagger\]", capsys.readouterr().err)
+    assert sorted(steps) == ["step 1 / upos tagger"] + [
+        f"step 1 / upos tagger, fold {k} of 3" for k in (1, 2, 3)]
+
 def test_tagger_ignores_integer_y_from_a_pipeline():
     a = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X_TRAIN[:30], Y_TRAIN[:30])
     b = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X_TRAIN[:30])
-    assert a.predict(X_TEST[:5]) == b.predict(X_TEST[:5])
+    assert_same_predictions(a.predict(X_TEST[:5]), b.predict(X_TEST[:5]))
+
+
+
+# --- training contract -----------------------------------------------------------
+
+@pytest.mark.parametrize("Estimator", [EasyFirstBeamParser, EasyFirstBeamTagger])
+def test_keep_best_restores_the_weights_of_the_best_epoch(Estimator):
+    """With n_iter_no_change the fitted weights are those a plain fit for the best
+    epoch's number of epochs gives, bit for bit, and partial_fit keeps the state that
+    goes with them."""
+    params = dict(beam_size=1, random_state=0)
+    if Estimator is EasyFirstBeamParser:
+        params["hash_bits"] = 14
+    X, y = X_TRAIN[:100], Y_TRAIN[:100]  # the tagger ignores the heads
+    model = Estimator(n_epochs=8, n_iter_no_change=1, **params).fit(
+        X, y, X_val=X_TEST[:30], y_val=Y_TEST[:30])
+    scores = [entry["validation_score"] for entry in model.history_]
+    best = int(np.argmax(scores)) + 1
+    assert model.n_iter_ == len(scores) and best < len(scores)  # it stopped, then went back
+    plain = Estimator(n_epochs=best, **params).fit(X, y)
+    np.testing.assert_array_equal(model.weights_, plain.weights_)
+    assert [e["loss"] for e in plain.history_] == [e["loss"] for e in model.history_[:best]]
+    resumable = Estimator(n_iter_no_change=1, **params)
+    for _ in range(best):
+        resumable.partial_fit(X, y, X_val=X_TEST[:30], y_val=Y_TEST[:30])
+    np.testing.assert_array_equal(resumable.weights_, plain.weights_)
+    assert resumable.training_state_["count"][0] == best * len(X)
 
 
 # --- bad input -------------------------------------------------------------------
@@ -179,19 +221,19 @@ def test_every_update_on_real_data_is_valid():
     for beam in (1, 4):
         parser = EasyFirstBeamParser(beam_size=beam, n_epochs=2, hash_bits=18, random_state=0)
         parser.fit(X, y)
-        records = parser.update_records_
         assert parser.n_updates_ > 100
         assert parser.n_invalid_updates_ == 0
-        assert np.all(records[:, 1] <= records[:, 2] + 1e-9 * np.maximum(1, abs(records[:, 2])))
+        assert sum(entry["updates"] for entry in parser.history_) == parser.n_updates_
         # with a beam, early updates happen (and each is valid)
-        assert np.any(records[:, 3] == 1.0)
+        assert sum(entry["early_updates"] for entry in parser.history_) > 0
     tagger = EasyFirstBeamTagger(beam_size=3, n_epochs=2, target="xpos", random_state=0).fit(X)
     assert tagger.n_updates_ > 100 and tagger.n_invalid_updates_ == 0
 
 
 def test_tagger_features_are_the_shared_hash_of_corpus_ids():
     """Static features, read independently in Python: form, affixes, shape, flags, context."""
-    from sklearn_structured.easy_first._tagger import fit_tagger_vocabularies, static_feature_keys
+    from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
+                                                                static_feature_keys)
     from sklearn_structured.kernels.hashing import feature_hash
     from sklearn_structured.utils import word_shape
 
@@ -238,8 +280,8 @@ def test_tagger_features_are_the_shared_hash_of_corpus_ids():
 def test_ambiguity_classes_come_from_training_words_seen_often_enough():
     """The dictionary holds the lower-cased training words seen at least k times, with
     one id per tag set; a rare or unseen word has no class and no class features."""
-    from sklearn_structured.easy_first._tagger import (jackknifed_class_ids,
-                                                       static_feature_keys)
+    from sklearn_structured.easy_first._tagger_features import (jackknifed_class_ids,
+                                                                static_feature_keys)
 
     train = [[{"form": "The", "upos": "DET"}, {"form": "run", "upos": "NOUN"}],
              [{"form": "the", "upos": "DET"}, {"form": "run", "upos": "VERB"},
@@ -276,6 +318,7 @@ def _seen_forms(X):
     return {t["form"] for s in X for t in s}
 
 
+@pytest.mark.slow
 def test_feats_tagger_predicts_whole_feats_strings():
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=5, target="feats", random_state=0)
     tagger.fit(X_TRAIN)
@@ -294,9 +337,10 @@ def test_feats_tagger_predicts_whole_feats_strings():
                          else "_") == t["feats"] for s in X_TEST for t in s])
     assert accuracy > baseline + 0.03, (accuracy, baseline)
     tagged = tagger.transform(_words_only(X_TEST[:5]))
-    assert _tags(tagged, "feats") == predicted[:5]
+    assert_same_predictions(_tags(tagged, "feats"), predicted[:5])
 
 
+@pytest.mark.slow
 def test_lemma_tagger_uses_the_dictionary_first_then_scripts():
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=5, target="lemma", random_state=0)
     tagger.fit(X_TRAIN)
@@ -342,6 +386,7 @@ def test_lemma_dictionary_of_form_and_upos_comes_first():
     assert plain.predict([[{"form": "saw", "upos": "NOUN"}]]) == [["see"]]
 
 
+@pytest.mark.slow
 def test_lemma_scripts_generalise_to_unseen_forms():
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=8, target="lemma", random_state=0)
     tagger.fit(X_TRAIN)
@@ -359,11 +404,11 @@ def test_lemma_transform_writes_lemmas_and_keeps_other_fields():
     X = X_TRAIN[:60]
     tagger.fit(X)
     tagged = tagger.transform(X_TEST[:5])
-    assert _tags(tagged, "lemma") == tagger.predict(X_TEST[:5])
+    assert_same_predictions(_tags(tagged, "lemma"), tagger.predict(X_TEST[:5]))
     assert _tags(tagged, "upos") == _tags(X_TEST[:5], "upos")
     # plain string tokens work too
     words = [[t["form"] for t in s] for s in X_TEST[:3]]
-    assert _tags(tagger.transform(words), "lemma") == tagger.predict(X_TEST[:3])
+    assert_same_predictions(_tags(tagger.transform(words), "lemma"), tagger.predict(X_TEST[:3]))
 
 
 def test_lemma_and_feats_underscore_are_values():
@@ -419,20 +464,20 @@ def test_lemma_tagger_saves_in_the_safe_format(tmp_path):
     tagger.fit(X_TRAIN[:80])
     save_model(tagger, tmp_path / "lemma.npz")
     loaded = load_model(tmp_path / "lemma.npz")
-    assert loaded.predict(X_TEST) == tagger.predict(X_TEST)
+    assert_same_predictions(loaded.predict(X_TEST), tagger.predict(X_TEST))
     np.testing.assert_array_equal(loaded.lemma_forms_, tagger.lemma_forms_)
     assert loaded.get_params() == tagger.get_params()
 
 
 def test_many_tags_share_context_values():
     # more tags than the context block keeps: the rare ones share one value
-    from sklearn_structured.easy_first import _tagger
+    from sklearn_structured.easy_first._tagger_features import MAX_CONTEXT_TAGS
 
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=1, target="feats").fit(X_TRAIN)
     values = tagger.tag_context_values_
-    assert len(tagger.classes_) > _tagger._MAX_CONTEXT_TAGS
-    assert values.max() == _tagger._MAX_CONTEXT_TAGS - 1
+    assert len(tagger.classes_) > MAX_CONTEXT_TAGS
+    assert values.max() == MAX_CONTEXT_TAGS - 1
     shared = values == values.max()
-    assert shared.sum() == len(values) - (_tagger._MAX_CONTEXT_TAGS - 1)
+    assert shared.sum() == len(values) - (MAX_CONTEXT_TAGS - 1)
     upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:50])
     assert np.array_equal(upos.tag_context_values_, np.arange(len(upos.classes_)))

@@ -4,11 +4,13 @@ Both are structured perceptrons over beam search with Ma et al.'s valid early
 update; they differ only in the state, the features and the kernels. The
 subclass encodes sentences into flat integer arrays and names its kernels
 (the abstract methods of :class:`EasyFirstBase`); this module owns the
-weights, shuffling, averaging, the perceptron epoch run by the shared epoch
-loop (:class:`~sklearn_structured.utils.EpochTrainer`) and the parallel
-prediction.
+weights (the library's averaged-perceptron state), shuffling, averaging, the
+perceptron epoch run by the shared epoch loop
+(:class:`~sklearn_structured.utils.EpochTrainer`) with its keep-best
+snapshots, and the parallel prediction.
 """
 
+import copy
 from abc import ABC, abstractmethod
 from numbers import Integral
 
@@ -16,10 +18,21 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import EpochResult, EpochTrainer, SentenceEstimator, map_ranges
-from ..utils._training import check_resumable, prediction_weights
-from ._beam import Perceptron, Search
+from ..utils import (
+    EARLY_STOPPING_CONSTRAINTS,
+    EpochResult,
+    EpochTrainer,
+    SentenceEstimator,
+    map_ranges,
+    perceptron_state,
+    prediction_weights,
+)
 from ..utils._compat import Interval
+from ..utils._training import check_resumable
+from ._beam import Perceptron, Search
+
+_TABLE = "W"
+"""The name of the weight table in the perceptron state (its only parameter)."""
 
 
 class _PerceptronEpochs(EpochTrainer):
@@ -27,10 +40,15 @@ class _PerceptronEpochs(EpochTrainer):
 
     The order of epoch ``k`` depends only on ``(shuffle_seed_, k)``, so
     ``partial_fit`` called ``k`` times equals ``fit`` for ``k`` epochs.
+    Keep-best snapshots the prediction weights, and the training state too
+    when the estimator keeps it (``partial_fit``).
     """
 
-    def __init__(self, estimator, data, n_sentences):
+    def __init__(self, estimator, data, n_sentences, keep_training_state):
         self.estimator, self.data = estimator, data
+        self.keep_training_state = keep_training_state
+        self.history = estimator.history_
+        # each sentence's update record, as the kernels write it
         self.records = np.zeros((n_sentences, 5))
 
     def train_epoch(self):
@@ -39,28 +57,41 @@ class _PerceptronEpochs(EpochTrainer):
         order = np.random.default_rng([est.shuffle_seed_, est.n_iter_]).permutation(n)
         records[:] = 0.0
         state = est.training_state_
-        perceptron = Perceptron(state["weights"], state["sums"], state["seen"])
+        perceptron = Perceptron(state["weights"][_TABLE], state["sums"][_TABLE], state["count"])
         n_clean = est._run_epoch(self.data, order, perceptron, records)
         est._store_prediction_weights()
         updated = records[:, 0] > 0
+        n_updates = int(updated.sum())
         est.n_iter_ += 1
-        est.n_updates_ += int(updated.sum())
+        est.n_updates_ += n_updates
         # Ma et al.'s validity: the correct sequence never outscores the prediction
         scale = np.maximum(1.0, np.abs(records[updated, 2]))
         est.n_invalid_updates_ += int(
             np.sum(records[updated, 1] > records[updated, 2] + 1e-9 * scale)
         )
-        est.update_records_ = records[updated]
         # perceptron loss: how far the prediction outscored the correct sequence
         # at the update, 0 for sentences that needed none; mean over sentences
         loss = float(np.sum(records[updated, 2] - records[updated, 1])) / max(n, 1)
         return EpochResult(f"epoch {est.n_iter_}", loss, (
-            ("updates", int(updated.sum())),
+            ("updates", n_updates),
+            ("early updates", int(np.sum(records[updated, 3] == 1.0))),
             ("training sentences correct", n_clean / max(n, 1)),
         ))
 
     def validation_score(self, validation):
         return self.estimator.score(*validation)
+
+    def snapshot(self):
+        est = self.estimator
+        # weights_ is replaced after every epoch, never changed in place
+        state = copy.deepcopy(est.training_state_) if self.keep_training_state else None
+        return est.weights_, state
+
+    def restore(self, snapshot):
+        est = self.estimator
+        est.weights_, state = snapshot
+        if state is not None:
+            est.training_state_ = state
 
 
 class EasyFirstBase(SentenceEstimator, ABC):
@@ -76,6 +107,7 @@ class EasyFirstBase(SentenceEstimator, ABC):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        **EARLY_STOPPING_CONSTRAINTS,
     }
 
 
@@ -105,22 +137,19 @@ class EasyFirstBase(SentenceEstimator, ABC):
 
     def _store_prediction_weights(self):
         """``weights_``: the averaged perceptron weights (or the current ones), float32."""
-        state = self.training_state_
-        self.weights_ = prediction_weights(state["weights"], state["sums"], state["seen"][0],
-                                           self.average)
+        self.weights_ = prediction_weights(self.training_state_, _TABLE, self.average)
 
     def _init_state(self, sentences, targets):
-        """Fresh weights and counters; returns the encoded training data."""
+        """Fresh weights, counters and history; returns the encoded training data."""
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        (rows, n_actions), data = self._start(sentences, targets)
-        self.training_state_ = {"weights": np.zeros((rows, n_actions)),
-                                "sums": np.zeros((rows, n_actions)), "seen": np.zeros(1)}
+        shape, data = self._start(sentences, targets)
+        self.training_state_ = perceptron_state({_TABLE: np.zeros(shape)})
         self._store_prediction_weights()
         self.shuffle_seed_ = int(seed)
         self.n_iter_ = 0
         self.n_updates_ = 0
         self.n_invalid_updates_ = 0
-        self.update_records_ = np.zeros((0, 5))
+        self.history_ = []
         return data
 
     def _check_resumable(self):
@@ -136,12 +165,14 @@ class EasyFirstBase(SentenceEstimator, ABC):
             return self._init_state(sentences, targets)
         return self._encode_training(sentences, targets)
 
-    def _train(self, data, n_sentences, n_epochs, X_val, y_val, *, keep_training_state):
-        """Run the epochs; ``fit`` drops the training state after them, ``partial_fit``
-        keeps it to go on from (it is twice the float64 size of the model)."""
-        _PerceptronEpochs(self, data, n_sentences).run(
-            n_epochs, name=type(self).__name__, verbose=self.verbose,
-            validation=None if X_val is None else (X_val, y_val))
+    def _train(self, data, n_sentences, n_epochs, validation, *, keep_training_state):
+        """Run the epochs (scoring ``validation``, if not None, when it is used: for the
+        progress line, and with ``n_iter_no_change`` to keep the best epoch and stop
+        early). ``fit`` drops the training state after them, ``partial_fit`` keeps it to
+        go on from (it is twice the float64 size of the model)."""
+        _PerceptronEpochs(self, data, n_sentences, keep_training_state).run(
+            n_epochs, name=type(self).__name__, verbose=self.verbose, validation=validation,
+            patience=self.n_iter_no_change)
         if not keep_training_state:
             self.training_state_ = None
         return self

@@ -1,5 +1,7 @@
-"""Beam search pieces shared by the parser and tagger kernels: the top-k candidate
-list of a step and the bookkeeping of Ma et al.'s valid early update."""
+"""Beam search pieces shared by the parser and tagger kernels: the arrays of the beam
+items and their extension by one action, the top-k candidate list of a step, and the
+bookkeeping of Ma et al.'s valid early update. Each kernel adds the state of its own
+structure (partial trees, or tags) beside these."""
 
 from typing import NamedTuple
 
@@ -12,13 +14,14 @@ _DECISION_TEMPLATE = 1
 
 
 class Perceptron(NamedTuple):
-    """The weights a kernel reads and, in training, updates in place."""
+    """The weights a kernel reads and, in training, updates in place: the arrays of a
+    :func:`~sklearn_structured.utils._training.perceptron_state`."""
 
     weights: np.ndarray
     """(rows, n_actions) weight table; a row is a feature, a column an action type."""
     sums: np.ndarray
     """Running sums for the average (utils._training.averaged_weights); read in training only."""
-    seen: np.ndarray
+    count: np.ndarray
     """Length-1 float array: sentences trained on so far, the averaging counter."""
 
 
@@ -113,3 +116,30 @@ def early_update(record, correct_history, history, step, correct_action, correct
     record[3] = 0.0 if final else 1.0
     record[4] = step + 1
     return step + 1
+
+
+@njit(cache=True, nogil=True)
+def new_beam(size, n, n_actions):
+    """The arrays every beam item has, for the current and the next step (first index
+    0 or 1, swapped each step): the step at which each of the ``n`` words got its
+    decision (``n - 1`` until it does), the actions taken, the cached scores of each
+    word's ``n_actions`` actions, and the sequence's score, state signature and
+    correctness (training only)."""
+    return (np.full((2, size, n), n - 1, np.int64), np.empty((2, size, n), np.int64),
+            np.empty((2, size, n, n_actions)), np.zeros((2, size)),
+            np.zeros((2, size), np.int64), np.zeros((2, size), np.bool_))
+
+
+@njit(cache=True, nogil=True)
+def extend_item(order, hist, cache, score, signature, cur, b, nxt, k, step, word, action,
+                new_score, new_signature):
+    """Item ``k`` of the next step becomes item ``b`` of the current one (arrays of
+    :func:`new_beam`) extended by ``action``, the decision on ``word``. The caller
+    copies and updates its own state and refreshes the cached scores it changes."""
+    order[nxt, k] = order[cur, b]
+    order[nxt, k, word] = step
+    hist[nxt, k, :step] = hist[cur, b, :step]
+    hist[nxt, k, step] = action
+    cache[nxt, k] = cache[cur, b]
+    score[nxt, k] = new_score
+    signature[nxt, k] = new_signature

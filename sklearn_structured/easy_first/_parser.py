@@ -6,7 +6,12 @@ import numpy as np
 
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
-from ..utils import check_labelled_dependency_data, encode_corpus, fit_vocabularies
+from ..utils import (
+    check_labelled_dependency_data,
+    encode_corpus,
+    fit_vocabularies,
+    split_validation,
+)
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _parser_kernels as kernels
 from ._base import EasyFirstBase
@@ -60,14 +65,24 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         one reading of tokens, :func:`sklearn_structured.utils.token_values`).
     hash_bits : int, default=20
         Log2 of the number of rows of the hashed weight table.
+    n_iter_no_change : int or None, default=None
+        With validation data: keep the weights of the epoch with the best
+        validation score and stop after this many epochs without a better
+        one. None runs every epoch and keeps the last. The labeller makes
+        its ``n_epochs`` passes either way.
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out this fraction of the training sentences (drawn with
+        ``random_state``) as the validation data, instead of ``fit``'s
+        ``X_val``, ``y_val``.
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of the training sentences before every epoch.
     verbose : int, default=0
-        Print one progress line per epoch: seconds, the mean perceptron loss
-        (how far the prediction outscored the correct sequence at the
-        update), the validation UAS (a fraction, as :meth:`score` returns
-        it) when ``fit`` has ``X_val``, the number of updates and the
-        fraction of training sentences parsed without one.
+        Print one progress line per epoch on standard error: seconds, the
+        mean perceptron loss (how far the prediction outscored the correct
+        sequence at the update), the validation score (UAS or LAS, a
+        fraction, as :meth:`score` returns it) when there is validation
+        data, the number of updates and of early ones, and the fraction of
+        training sentences parsed without one.
     n_jobs : int, default=None
         Threads used by ``predict`` (the kernels release the GIL). Training
         is sequential, as the perceptron is.
@@ -80,12 +95,21 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
     weights_ : ndarray of shape (2 ** hash_bits, 2), float32
         The perceptron weights parsing uses (averaged if ``average``).
     training_state_ : dict or None
-        Current float64 weights, their running sums and the averaging
-        counter, to go on training from: kept by :meth:`partial_fit`, None
-        after :meth:`fit` (whose model parses only; ``partial_fit`` on it
-        raises ``ValueError``).
+        What training goes on from, the library's averaged-perceptron state
+        (:func:`~sklearn_structured.utils.perceptron_state`): the current
+        float64 weight table ``["weights"]["W"]``, its running sums
+        ``["sums"]["W"]`` and the averaging counter ``["count"]``. Kept by
+        :meth:`partial_fit`, None after :meth:`fit` (whose model parses only;
+        ``partial_fit`` on it raises ``ValueError``).
     n_iter_ : int
         Epochs run so far (``fit`` resets, ``partial_fit`` adds one).
+    history_ : list of dict
+        One record per epoch (``fit`` starts it afresh, ``partial_fit``
+        adds one): ``epoch``, ``label``, ``loss`` (the mean perceptron loss),
+        ``seconds``, ``elapsed``, ``validation_score`` (None without
+        validation data), ``updates``, ``early_updates`` (updates made before
+        the end of the sentence, when no correct sequence was left in the
+        beam) and ``training_sentences_correct``.
     n_updates_ : int
         Perceptron updates made so far.
     n_invalid_updates_ : int
@@ -113,17 +137,19 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
     }
 
     def __init__(self, beam_size=8, n_epochs=12, *, average=True, merge_states=True, pos="upos",
-                 hash_bits=20, random_state=None, verbose=0, n_jobs=None):
+                 hash_bits=20, n_iter_no_change=None, validation_fraction=None,
+                 random_state=None, verbose=0, n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
         self.merge_states = merge_states
         self.average = average
         self.pos = pos
         self.hash_bits = hash_bits
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
-
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):
@@ -139,20 +165,21 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
             be reachable (non-projective arcs simply stay unlearnt). Paired
             with relation labels (a sequence of str per sentence) they also
             train the labeller.
-        X_val, y_val : list of sentences and list of int arrays, optional
-            Validation data (keyword only), scored with :meth:`score` after
-            every epoch for the progress line when ``verbose`` is set; it
-            does not change the model.
+        X_val, y_val : list of sentences and their targets, optional
+            Validation data (keyword only; or ``validation_fraction``), scored
+            with :meth:`score` after every epoch for the progress line and
+            ``history_``, and with ``n_iter_no_change`` to keep the best epoch.
 
         Returns
         -------
         self
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         data = self._training_data(sentences, heads, reset=True)
         self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True,
                          keep_training_state=False)
-        return self._train(data, len(sentences), self.n_epochs, X_val, y_val,
+        return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -162,11 +189,12 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
         pairs the labeller makes one more pass too.
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         reset = self._check_resumable()
         data = self._training_data(sentences, heads, reset)
         self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True)
-        return self._train(data, len(sentences), 1, X_val, y_val, keep_training_state=True)
+        return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _start(self, sentences, heads):
         self.vocabularies_ = fit_vocabularies(sentences, ("lower", self.pos))

@@ -26,7 +26,8 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, early_update, new_candidates, offer_candidate, predicting
+from ._beam import (action_key, early_update, extend_item, new_beam, new_candidates,
+                    offer_candidate, predicting)
 
 # Sentinel values of the features (token ids are vocabulary ids, never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
@@ -279,12 +280,7 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
     lc = np.full((2, s, n), -1, np.int64)
     rc = np.full((2, s, n), -1, np.int64)
     heads = np.full((2, s, n), -1, np.int64)
-    order = np.full((2, s, n), n - 1, np.int64)
-    hist = np.empty((2, s, n), np.int64)
-    cache = np.empty((2, s, n, 2))
-    score = np.zeros((2, s))
-    signature = np.zeros((2, s), np.int64)
-    correct = np.zeros((2, s), np.bool_)
+    order, hist, cache, score, signature, correct = new_beam(s, n, 2)
     feats = np.empty(N_FEATURES, np.int64)
     top_score, top_sig, top_b, top_j, top_a = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
@@ -319,34 +315,24 @@ def beam_parse(words, tags, gold_heads, gold_n_children, W, U, counter, beam_siz
                         pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads,
                         gold_n_children,
                     ):
-                        best_c = cand
-                        best_c_b = b
-                        best_c_j = j
-                        best_c_a = a
+                        best_c, best_c_b, best_c_j, best_c_a = cand, b, j, a
         any_correct = False
         for k in range(count):
-            b = top_b[k]
-            j = top_j[k]
-            a = top_a[k]
+            b, j, a = top_b[k], top_j[k], top_a[k]
             pend[nxt, k, :r] = pend[cur, b, :r]
             vl[nxt, k] = vl[cur, b]
             vr[nxt, k] = vr[cur, b]
             lc[nxt, k] = lc[cur, b]
             rc[nxt, k] = rc[cur, b]
             heads[nxt, k] = heads[cur, b]
-            order[nxt, k] = order[cur, b]
-            hist[nxt, k, :step] = hist[cur, b, :step]
-            cache[nxt, k] = cache[cur, b]
             if train:
                 correct[nxt, k] = correct[cur, b] and action_is_correct(
                     pend[cur, b], r, j, a, vl[cur, b], vr[cur, b], gold_heads, gold_n_children
                 )
                 any_correct = any_correct or correct[nxt, k]
             dep = pend[cur, b, j]
-            order[nxt, k, dep] = step
-            hist[nxt, k, step] = 2 * dep + a
-            score[nxt, k] = top_score[k]
-            signature[nxt, k] = top_sig[k]
+            extend_item(order, hist, cache, score, signature, cur, b, nxt, k, step, dep,
+                        2 * dep + a, top_score[k], top_sig[k])
             new_r = apply_action(pend[nxt, k], r, j, a, vl[nxt, k], vr[nxt, k], lc[nxt, k],
                                  rc[nxt, k], heads[nxt, k])
             _refresh_scores(pend[nxt, k], new_r, j - 3, j + 2, words, tags, vl[nxt, k],
@@ -379,14 +365,14 @@ def _run_batch(sentences, gold, sentence_order, perceptron, search, train, heads
     # have numba optimise the whole beam_parse tree once more on first use.
     n_clean = 0
     words, tags, offsets = sentences
-    W, U, seen = perceptron
+    W, U, count = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            seen[0] += 1.0
+            count[0] += 1.0
         if beam_parse(words[lo:hi], tags[lo:hi], gold.heads[lo:hi], gold.n_children[lo:hi], W, U,
-                      seen[0], search.beam_size, search.merge, train, heads_out[lo:hi],
+                      count[0], search.beam_size, search.merge, train, heads_out[lo:hi],
                       order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean

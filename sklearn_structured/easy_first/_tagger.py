@@ -1,123 +1,43 @@
 """EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
 
-import zlib
-from collections import Counter, defaultdict
+import contextvars
+from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 
-from ..kernels.hashing import kept_positions
 from ..metrics import token_accuracy
 from ..utils import (
     check_sentences,
     check_tagging_data,
-    encode_corpus,
-    fit_vocabularies,
     is_labelled_target,
     run_in_threads,
+    split_validation,
     thread_count,
     token_field,
     token_values,
-    word_shape,
-    word_type_ids,
-    word_type_vocabulary,
+    training_step,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary, look_up
+from ._tagger_features import (
+    ambiguity_dictionary,
+    fit_tagger_vocabularies,
+    jackknifed_class_ids,
+    kept_feature_keys,
+    static_feature_keys,
+    static_feature_rows,
+    tag_context_values,
+)
 
-_PREFIX_LENGTHS = (1, 2, 3, 4)
-_SUFFIX_LENGTHS = (1, 2, 3, 4, 5, 6, 7)
-_CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter suffix
-# With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
-# value in the neighbours' tag features, which keeps that block of rows small.
-_MAX_CONTEXT_TAGS = 64
 # Lemma scripts seen fewer times in the first training data are trained as the
 # most frequent script: they are mostly one irregular word each, which the
 # dictionary lemmatises, and each would cost a weight column.
 _MIN_SCRIPT_COUNT = 2
-
-
-@lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other
-def _word_attributes(form):
-    """Prefixes up to 4 and suffixes up to 7 characters (None when shorter), the shape,
-    and flags for a hyphen, a digit and an upper-case letter (None when absent)."""
-    return tuple([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
-                 + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
-                 + [word_shape(form),
-                    "-" if "-" in form else None,
-                    "0" if any(c.isdigit() for c in form) else None,
-                    "A" if any(c.isupper() for c in form) else None])
-
-
-def fit_tagger_vocabularies(sentences):
-    """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
-    vocabularies = fit_vocabularies(sentences, ("form", "lower"))
-    vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
-                                                      _word_attributes)
-    return vocabularies
-
-
-def static_feature_keys(sentences, vocabularies, class_ids=None):
-    """Hashed static features of every token (-1 where absent), and sentence offsets.
-
-    ``class_ids`` holds each token's ambiguity class id (0: none); None leaves
-    the class templates out.
-    """
-    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
-    attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
-                               vocabularies["attributes"])
-    ambiguity = np.zeros(0, np.int64) if class_ids is None else np.asarray(class_ids, np.int64)
-    keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
-                                       np.ascontiguousarray(attributes[:, _CONTEXT_SUFFIX]),
-                                       ambiguity, corpus.offsets)
-    return keys, corpus.offsets
-
-
-def _class_id(tags):
-    """An id (> 0) of a set of tags that depends on the set only, so that the dictionary
-    and every fold of the training data give one set the same id."""
-    return zlib.crc32("\n".join(sorted(tags)).encode()) + 1
-
-
-def _word_tags(words, tags):
-    """How often each word had each tag."""
-    seen = defaultdict(Counter)
-    for word, tag in zip(words, tags):
-        seen[word][tag] += 1
-    return seen
-
-
-def ambiguity_dictionary(words, tags, min_count):
-    """The words seen at least ``min_count`` times, sorted, and the class id of each
-    one's set of tags (its ambiguity class), as two aligned arrays."""
-    seen = _word_tags(words, tags)
-    kept = sorted(w for w, counts in seen.items() if counts.total() >= min_count)
-    return (np.array(kept, dtype=str),
-            np.array([_class_id(seen[w]) for w in kept], dtype=np.int64))
-
-
-def jackknifed_class_ids(words, tags, folds, min_count):
-    """Each training token's class id as the dictionary of the other folds gives it
-    (``folds``: each token's fold). A class read from data that holds the token itself
-    always contains its tag, which a new text's words need not: trained on such classes
-    the tagger would trust them more than they deserve."""
-    total = _word_tags(words, tags)
-    by_fold = defaultdict(lambda: defaultdict(Counter))
-    for word, tag, fold in zip(words, tags, folds):
-        by_fold[fold][word][tag] += 1
-    ids = np.zeros(len(words), np.int64)
-    known = {}
-    for k, key in enumerate(zip(folds, words)):
-        if key not in known:
-            rest = total[key[1]] - by_fold[key[0]][key[1]]
-            known[key] = _class_id(rest) if rest.total() >= min_count else 0
-        ids[k] = known[key]
-    return ids
 
 
 def _gold_value(token, field):
@@ -236,13 +156,16 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     n_folds : int, default=10
         Folds of the jackknifing in ``fit_transform`` and of the training
         sentences' ambiguity classes.
+    n_iter_no_change, validation_fraction : int or None, float or None, default=None
+        Keep the best epoch on validation data, which ``fit`` is given or
+        holds out; as in :class:`EasyFirstBeamParser`.
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of the training sentences and the folds.
     verbose : int, default=0
-        Print one progress line per epoch: seconds, the mean perceptron
-        loss, the validation token accuracy when ``fit`` has ``X_val``, the
-        number of updates and the fraction of training sentences tagged
-        without one.
+        Print one progress line per epoch on standard error: seconds, the
+        mean perceptron loss, the validation token accuracy when there is
+        validation data, the number of updates and of early ones, and the
+        fraction of training sentences tagged without one.
     n_jobs : int, default=None
         Threads used by ``predict`` and by the folds of ``fit_transform``
         (the kernels release the GIL). Training one model is sequential.
@@ -286,6 +209,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         What training goes on from, as in :class:`EasyFirstBeamParser`.
     n_iter_, n_updates_, n_invalid_updates_ : int
         As in :class:`EasyFirstBeamParser`.
+    history_ : list of dict
+        One record per epoch, as in :class:`EasyFirstBeamParser`; the
+        validation score is the token accuracy.
 
     Notes
     -----
@@ -306,7 +232,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
-                 random_state=None, verbose=0, n_jobs=None):
+                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
+                 n_jobs=None):
         self.beam_size = beam_size
         self.n_epochs = n_epochs
         self.merge_states = merge_states
@@ -315,6 +242,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.min_feature_count = min_feature_count
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -357,8 +286,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         """
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
-        keys, offsets = static_feature_keys(sentences, self.vocabularies_, class_ids)
-        return kept_positions(keys, self.feature_keys_) + 1, offsets  # row 0: not kept
+        return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids)
 
     def _dictionary_class_ids(self, sentences):
         """Each token's class id in the ambiguity dictionary (0: not in it), or None
@@ -405,25 +333,17 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             counts = Counter({t: c for t, c in counts.items()
                               if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
         self.classes_ = np.array(sorted(counts))
-        n_tags = len(self.classes_)
-        if n_tags <= _MAX_CONTEXT_TAGS:
-            self.tag_context_values_ = np.arange(n_tags)
-        else:  # the most frequent tags keep their own value, the others share the last
-            frequent = {t for t, _ in counts.most_common(_MAX_CONTEXT_TAGS - 1)}
-            ranks = {t: k for k, t in enumerate(sorted(frequent))}
-            self.tag_context_values_ = np.array(
-                [ranks.get(t, _MAX_CONTEXT_TAGS - 1) for t in self.classes_], np.int64)
+        self.tag_context_values_ = tag_context_values(counts, self.classes_)
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         class_ids = self._training_class_ids(sentences, classes)
         keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids)
-        keys, counts = np.unique(keys[keys >= 0], return_counts=True)
-        self.feature_keys_ = keys[counts >= self.min_feature_count]
+        self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
-        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), n_tags)
+        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), len(self.classes_))
         return shape, self._training_arrays(sentences, classes, class_ids)
 
     def _encode_training(self, sentences, tags):
@@ -464,18 +384,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         y : list of tag sequences, optional
             Without it the tags come from each token's ``target`` field.
         X_val, y_val : list of sentences and list of tag sequences, optional
-            Validation data (keyword only), scored with :meth:`score` after
-            every epoch for the progress line when ``verbose`` is set
-            (``y_val=None`` reads the tags from the ``target`` field); it
-            does not change the model.
+            Validation data (keyword only; or ``validation_fraction``), scored
+            with :meth:`score` after every epoch for the progress line and
+            ``history_``, and with ``n_iter_no_change`` to keep the best epoch.
+            Without ``y`` and ``y_val`` its tags come from the ``target``
+            field too.
 
         Returns
         -------
         self
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, reset=True)
-        return self._train(data, len(sentences), self.n_epochs, X_val, y_val,
+        return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -484,9 +406,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, self._check_resumable())
-        return self._train(data, len(sentences), 1, X_val, y_val, keep_training_state=True)
+        return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _tag(self, X):
         sentences = check_sentences(X)
@@ -544,17 +467,25 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         from sklearn.model_selection import KFold  # here: it costs tagging-only processes imports
 
         sentences, tags = self._gold_tags(X, y)
-        self.fit(sentences, tags, **fit_params)
+        # progress lines say which model they belong to
+        step = f"{self.target} tagger"
+        with training_step(step):
+            self.fit(sentences, tags, **fit_params)
         folds = KFold(n_splits=min(self.n_folds, len(sentences)), shuffle=True,
                       random_state=self.shuffle_seed_)
+        n_folds = folds.get_n_splits()
 
-        def tag_fold(train, held_out):
+        def tag_fold(k, train, held_out):
             model = clone(self).set_params(n_jobs=None)
-            model.fit([sentences[i] for i in train], [tags[i] for i in train])
+            with training_step(f"{step}, fold {k + 1} of {n_folds}"):
+                model.fit([sentences[i] for i in train], [tags[i] for i in train])
             return held_out, model.transform([sentences[i] for i in held_out])
 
-        # the kernels release the GIL, so folds train in parallel threads
-        results = run_in_threads(tag_fold, folds.split(sentences), thread_count(self.n_jobs))
+        # the kernels release the GIL, so folds train in parallel threads; each thread
+        # runs in a copy of this context, so that the labels of outer steps reach it
+        context = contextvars.copy_context()
+        results = run_in_threads(lambda k, split: context.copy().run(tag_fold, k, *split),
+                                 enumerate(folds.split(sentences)), thread_count(self.n_jobs))
         out = [None] * len(sentences)
         for held_out, tagged in results:
             for i, sentence in zip(held_out, tagged):

@@ -23,7 +23,8 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ._beam import action_key, early_update, new_candidates, offer_candidate, predicting
+from ._beam import (action_key, early_update, extend_item, new_beam, new_candidates,
+                    offer_candidate, predicting)
 
 N_DYNAMIC = 5
 _CONTEXT = (-2, -1, 1, 2)  # positions of the neighbouring words read
@@ -200,12 +201,7 @@ def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train,
     record[0] = 0.0
     static = _static_scores(static_rows, W, T)
     tags = np.full((2, s, n), -1, np.int64)
-    order = np.zeros((2, s, n), np.int64)
-    hist = np.empty((2, s, n), np.int64)
-    cache = np.empty((2, s, n, T))
-    score = np.zeros((2, s))
-    signature = np.zeros((2, s), np.int64)
-    correct = np.zeros((2, s), np.bool_)
+    order, hist, cache, score, signature, correct = new_beam(s, n, T)
     rows = np.empty(N_DYNAMIC, np.int64)
     top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
@@ -233,26 +229,17 @@ def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train,
                 if train and correct[cur, b]:
                     cand = base + cache[cur, b, j, gold[j]]
                     if cand > best_c:
-                        best_c = cand
-                        best_c_b = b
-                        best_c_j = j
+                        best_c, best_c_b, best_c_j = cand, b, j
         any_correct = False
         for k in range(count):
-            b = top_b[k]
-            j = top_j[k]
-            t = top_t[k]
+            b, j, t = top_b[k], top_j[k], top_t[k]
             tags[nxt, k] = tags[cur, b]
-            order[nxt, k] = order[cur, b]
-            hist[nxt, k, :step] = hist[cur, b, :step]
-            cache[nxt, k] = cache[cur, b]
+            tags[nxt, k, j] = t
             if train:
                 correct[nxt, k] = correct[cur, b] and t == gold[j]
                 any_correct = any_correct or correct[nxt, k]
-            tags[nxt, k, j] = t
-            order[nxt, k, j] = step
-            hist[nxt, k, step] = j * T + t
-            score[nxt, k] = top_score[k]
-            signature[nxt, k] = top_sig[k]
+            extend_item(order, hist, cache, score, signature, cur, b, nxt, k, step, j, j * T + t,
+                        top_score[k], top_sig[k])
             _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, context, cache[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
@@ -276,13 +263,13 @@ def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context, 
                train, tags_out, order_out, records):
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
-    W, U, seen = perceptron
+    W, U, count = perceptron
     for i in sentence_order:
         lo = offsets[i]
         hi = offsets[i + 1]
         if train:
-            seen[0] += 1.0
-        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, seen[0], context,
+            count[0] += 1.0
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, count[0], context,
                     search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
                     records[i]):
             n_clean += 1

@@ -1,0 +1,129 @@
+"""The easy-first tagger's features: static templates of a word and its neighbours,
+ambiguity classes, and what a neighbour's tag reads as.
+
+The estimator (:mod:`._tagger`) fits the vocabularies, the ambiguity
+dictionary and the kept feature keys once, on its first training data, and
+hands them back here to turn sentences into weight rows; the kernels
+(:mod:`._tagger_kernels`) hash the templates and add the tag-context rows.
+"""
+
+import zlib
+from collections import Counter, defaultdict
+from functools import lru_cache
+
+import numpy as np
+
+from ..kernels.hashing import kept_positions
+from ..utils import (encode_corpus, fit_vocabularies, token_values, word_shape, word_type_ids,
+                     word_type_vocabulary)
+from . import _tagger_kernels as kernels
+
+_PREFIX_LENGTHS = (1, 2, 3, 4)
+_SUFFIX_LENGTHS = (1, 2, 3, 4, 5, 6, 7)
+_CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter suffix
+# With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
+# value in the neighbours' tag features, which keeps that block of rows small.
+MAX_CONTEXT_TAGS = 64
+
+
+@lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other
+def _word_attributes(form):
+    """Prefixes up to 4 and suffixes up to 7 characters (None when shorter), the shape,
+    and flags for a hyphen, a digit and an upper-case letter (None when absent)."""
+    return tuple([form[:k] if len(form) >= k else None for k in _PREFIX_LENGTHS]
+                 + [form[-k:] if len(form) >= k else None for k in _SUFFIX_LENGTHS]
+                 + [word_shape(form),
+                    "-" if "-" in form else None,
+                    "0" if any(c.isdigit() for c in form) else None,
+                    "A" if any(c.isupper() for c in form) else None])
+
+
+def fit_tagger_vocabularies(sentences):
+    """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
+    vocabularies = fit_vocabularies(sentences, ("form", "lower"))
+    vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
+                                                      _word_attributes)
+    return vocabularies
+
+
+def static_feature_keys(sentences, vocabularies, class_ids=None):
+    """Hashed static features of every token (-1 where absent), and sentence offsets.
+
+    ``class_ids`` holds each token's ambiguity class id (0: none); None leaves
+    the class templates out.
+    """
+    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
+    attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
+                               vocabularies["attributes"])
+    ambiguity = np.zeros(0, np.int64) if class_ids is None else np.asarray(class_ids, np.int64)
+    keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
+                                       np.ascontiguousarray(attributes[:, _CONTEXT_SUFFIX]),
+                                       ambiguity, corpus.offsets)
+    return keys, corpus.offsets
+
+
+def kept_feature_keys(keys, min_count):
+    """The distinct static feature keys (of :func:`static_feature_keys`) seen at least
+    ``min_count`` times, sorted: the i-th is weight row ``i + 1``."""
+    keys, counts = np.unique(keys[keys >= 0], return_counts=True)
+    return keys[counts >= min_count]
+
+
+def static_feature_rows(sentences, vocabularies, feature_keys, class_ids=None):
+    """The weight rows of every token's static features (0 for a feature not kept),
+    one row of templates per token, and the sentence offsets."""
+    keys, offsets = static_feature_keys(sentences, vocabularies, class_ids)
+    return kept_positions(keys, feature_keys) + 1, offsets
+
+
+def _class_id(tags):
+    """An id (> 0) of a set of tags that depends on the set only, so that the dictionary
+    and every fold of the training data give one set the same id."""
+    return zlib.crc32("\n".join(sorted(tags)).encode()) + 1
+
+
+def _word_tags(words, tags):
+    """How often each word had each tag."""
+    seen = defaultdict(Counter)
+    for word, tag in zip(words, tags):
+        seen[word][tag] += 1
+    return seen
+
+
+def ambiguity_dictionary(words, tags, min_count):
+    """The words seen at least ``min_count`` times, sorted, and the class id of each
+    one's set of tags (its ambiguity class), as two aligned arrays."""
+    seen = _word_tags(words, tags)
+    kept = sorted(w for w, counts in seen.items() if counts.total() >= min_count)
+    return (np.array(kept, dtype=str),
+            np.array([_class_id(seen[w]) for w in kept], dtype=np.int64))
+
+
+def jackknifed_class_ids(words, tags, folds, min_count):
+    """Each training token's class id as the dictionary of the other folds gives it
+    (``folds``: each token's fold). A class read from data that holds the token itself
+    always contains its tag, which a new text's words need not: trained on such classes
+    the tagger would trust them more than they deserve."""
+    total = _word_tags(words, tags)
+    by_fold = defaultdict(lambda: defaultdict(Counter))
+    for word, tag, fold in zip(words, tags, folds):
+        by_fold[fold][word][tag] += 1
+    ids = np.zeros(len(words), np.int64)
+    known = {}
+    for k, key in enumerate(zip(folds, words)):
+        if key not in known:
+            rest = total[key[1]] - by_fold[key[0]][key[1]]
+            known[key] = _class_id(rest) if rest.total() >= min_count else 0
+        ids[k] = known[key]
+    return ids
+
+
+def tag_context_values(counts, classes):
+    """The value each tag of ``classes`` gives in its neighbours' tag features: the tag
+    id itself, or with more than :data:`MAX_CONTEXT_TAGS` tags the rank of one of the
+    most frequent (``counts``: training counts by tag) and one shared value for the rest."""
+    if len(classes) <= MAX_CONTEXT_TAGS:
+        return np.arange(len(classes))
+    frequent = {t for t, _ in counts.most_common(MAX_CONTEXT_TAGS - 1)}
+    ranks = {t: k for k, t in enumerate(sorted(frequent))}
+    return np.array([ranks.get(t, MAX_CONTEXT_TAGS - 1) for t in classes], np.int64)
