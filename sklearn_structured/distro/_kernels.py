@@ -130,9 +130,13 @@ def average_iterates(iterates):
 
 
 @njit(cache=True, nogil=True)
-def learning_rate(state, alpha, t0):
-    # Bottou's schedule for SGD on L2-regularised hinge losses
-    return 1.0 / (alpha * (t0 + state[STEP]))
+def begin_step(state, alpha, t0, V, T):
+    """Start a weight step: its step size (Bottou's schedule for SGD on
+    L2-regularised hinge losses), the scale sum before it, and whether its
+    L2 shrinkage folded the scale into V and T (see :func:`shrink`)."""
+    eta = 1.0 / (alpha * (t0 + state[STEP]))
+    scale_sum_before = state[SCALE_SUM]
+    return eta, scale_sum_before, shrink(state, eta, alpha, V, T)
 
 
 @njit(cache=True, nogil=True)

@@ -8,14 +8,12 @@ from numba import njit
 
 from ._kernels import (
     SCALE,
-    SCALE_SUM,
     add_to_rows,
+    begin_step,
     end_step,
     finish_label_epoch,
     label_step,
-    learning_rate,
     project_z,
-    shrink,
 )
 
 
@@ -50,9 +48,7 @@ def multiclass_weight_epoch(rows, y, order, A, iterates, alpha, t0):
         project_z(indptr, indices, data, i, V, state[SCALE], z)
         scores = label_rows @ z
         predicted, loss = _most_violating_class(scores, y[i])
-        eta = learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        shrink(state, eta, alpha, V, no_transitions)
+        eta, scale_sum_before, _ = begin_step(state, alpha, t0, V, no_transitions)
         if loss > 0.0:
             total_loss += loss
             for k in range(d):

@@ -14,14 +14,12 @@ from ..kernels.chain import candidate_pair_count, candidate_viterbi_into, viterb
 from ..kernels.hashing import feature_hash
 from ._kernels import (
     SCALE,
-    SCALE_SUM,
     add_to_rows,
+    begin_step,
     end_step,
     finish_label_epoch,
     label_step,
-    learning_rate,
     project_z,
-    shrink,
 )
 
 
@@ -198,9 +196,8 @@ def sequence_weight_epoch(rows, offsets, y, order, A, iterates, alpha, t0, max_l
             for j in range(n_labels):
                 transitions[i, j] = scale * transitions_v[i, j]
         loss = _augmented_loss(E[:n], transitions, zeros, gold, predicted[:n])
-        eta = learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        if shrink(state, eta, alpha, V, T):
+        eta, scale_sum_before, rescaled = begin_step(state, alpha, t0, V, T)
+        if rescaled:
             transitions_v = label_transition_scores(A, T)
         if loss > 1e-12:
             total_loss += loss
@@ -379,9 +376,8 @@ def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, itera
         augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
                                            emissions, pairs, gold, 1.0, predicted[:n])
         loss = augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
-        eta = learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        if shrink(state, eta, alpha, V, T) and not onehot:
+        eta, scale_sum_before, rescaled = begin_step(state, alpha, t0, V, T)
+        if rescaled and not onehot:
             TAt = _transition_rows(A, T)
         if loss > 1e-12:
             total_loss += loss
