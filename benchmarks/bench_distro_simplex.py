@@ -54,7 +54,7 @@ def main():
                          f"{sigma[-1] / sigma[0]:.3f}", rank,
                          f"{100 * model.score(X_test, test_labels):.2f}",
                          f"{100 * onehot.score(X_test, test_labels):.2f}",
-                         f"{model.objective_curve_[-1]:.4f}", f"{onehot.objective_curve_[-1]:.4f}"])
+                         f"{model.objective_:.4f}", f"{onehot.objective_:.4f}"])
             order = np.argsort(off)
             i, j = np.nonzero(~np.eye(M, dtype=bool))
             names = model.classes_

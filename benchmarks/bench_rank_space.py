@@ -128,7 +128,7 @@ def run_pcfg(args):
     def after_epoch(model, seconds):
         s_f1, c_f1, ppl = evaluate_pcfg(model, eval_x, eval_spans, valid)
         h = model.history_[-1]
-        curve.append((h["epoch"], seconds / 60, h["train_log_likelihood_per_token"], ppl, s_f1, c_f1))
+        curve.append((h["epoch"], seconds / 60, -h["loss"], ppl, s_f1, c_f1))
         print(f"epoch {h['epoch']}: S-F1 {s_f1:.1f} corpus F1 {c_f1:.1f} validation PPL {ppl:.1f}", flush=True)
         # model selection on validation likelihood, as the reference does
         best = min(curve, key=lambda row: row[3])
@@ -246,7 +246,7 @@ def run_hmm(args):
         curve = []
 
         def after_epoch(model, seconds):
-            curve.append((model.history_[-1]["validation_log_likelihood_per_token"], seconds, model.get_model()))
+            curve.append((model.history_[-1]["validation_score"], seconds, model.get_model()))
 
         train_with_budget(model, train, valid, args.minutes / (len(args.states) + 1), args.epochs, after_epoch)
         best = max(curve, key=lambda row: row[0])

@@ -92,8 +92,13 @@ def test_objective_decreases_and_matches_its_definition(digits):
     alpha, nuclear = 1e-3, 1e-2
     model = DistroSVM(alpha=alpha, nuclear_penalty=nuclear, n_rounds=3, n_epochs=2,
                       random_state=0).fit(X_train, y_train)
-    curve = model.objective_curve_
+    # the objective after every pass, labels' and weights', in the order they ran
+    curve = [value for record in model.history_
+             for value in (record.get("label_objective"), record.get("objective"))
+             if value is not None]
+    assert len(model.history_) == 2 * (1 + 3)  # one record per weight epoch
     assert len(curve) == 1 + 2 * 3  # first weight pass, then (labels, weights) per round
+    assert curve[-1] == model.objective_
     assert curve[-1] < 0.7 * curve[0]
     # a label-vector pass keeps its best iterate, so it never raises the objective
     for before, after in zip(curve[0::2], curve[1::2]):
@@ -130,6 +135,7 @@ def test_proximal_step_is_singular_value_soft_thresholding():
     np.testing.assert_allclose(A, expected, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_learns_digits_above_baseline(digits):
     X_train, X_test, y_train, y_test = digits
     model = DistroSVM(random_state=0, n_rounds=2, n_epochs=3).fit(X_train, y_train)
@@ -152,8 +158,23 @@ def test_n_init_keeps_the_lowest_objective(digits):
     X_train, _, y_train, _ = digits
     runs = [DistroSVM(n_init=1, random_state=s, n_rounds=1, n_epochs=1) for s in range(3)]
     many = DistroSVM(n_init=3, random_state=0, n_rounds=1, n_epochs=1).fit(X_train, y_train)
-    finals = [r.fit(X_train, y_train).objective_curve_[-1] for r in runs]
-    assert many.objective_curve_[-1] <= finals[0] + 1e-12
+    finals = [r.fit(X_train, y_train).objective_ for r in runs]
+    assert many.objective_ <= finals[0] + 1e-12
+    # history_ holds every initialisation's epochs, the kept one's objective among them
+    assert len(many.history_) == 3 * 2
+    assert many.objective_ == min(r["objective"] for r in many.history_ if "objective" in r)
+
+
+def test_keeps_the_best_weight_epoch_on_sparse_validation_data(digits):
+    X_train, X_test, y_train, y_test = digits
+    model = DistroSVM(n_iter_no_change=2, random_state=0, n_rounds=2, n_epochs=2)
+    model.fit(sp.csr_matrix(X_train), y_train, X_val=sp.csr_matrix(X_test), y_val=y_test)
+    scores = [record["validation_score"] for record in model.history_]
+    # W, b and A are those of the best epoch, whose validation accuracy was recorded
+    assert model.score(X_test, y_test) == pytest.approx(max(scores), abs=1e-12)
+    held_out = DistroSVM(validation_fraction=0.2, **FAST)
+    held_out.fit(sp.csr_matrix(X_train), y_train)
+    assert all(record["validation_score"] is not None for record in held_out.history_)
 
 
 def test_label_similarity():
@@ -185,6 +206,7 @@ NEWS = os.environ.get("SKLEARN_STRUCTURED_DATA")
 
 
 @pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
+@pytest.mark.slow
 def test_20newsgroups_slice_in_a_pipeline_with_grid_search():
     from sklearn_structured.datasets import load_20newsgroups
 

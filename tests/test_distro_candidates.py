@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_structured.distro import DistroSequenceSVM
-from sklearn_structured.distro import _kernels
+from sklearn_structured.distro import _kernels, _sequence_kernels
 from sklearn_structured.distro._sequence import _fit_tag_dictionary
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.chain import viterbi_batch
@@ -19,7 +19,7 @@ def random_problem(rng, n_labels=4, d=3, n_features=7, lengths=(3, 1, 4, 2)):
     y = rng.integers(0, n_labels, size=n_tokens).astype(np.int64)
     A = rng.normal(size=(d, n_labels))
     A /= np.linalg.norm(A, axis=0)
-    every = _kernels.Candidates(np.tile(np.arange(n_labels), n_tokens),
+    every = _sequence_kernels.Candidates(np.tile(np.arange(n_labels), n_tokens),
                                 np.arange(0, n_labels * n_tokens + 1, n_labels))
     rows = _kernels.SparseRows(X.indptr, X.indices, X.data)
     return X, rows, offsets, y, A, every
@@ -48,8 +48,8 @@ def test_weight_epoch_with_every_label_a_candidate_is_the_exact_epoch(onehot):
         exact.state[0] = scale
         for a, b in zip(exact, pruned):
             b[:] = a
-        loss = _kernels.sequence_weight_epoch(rows, offsets, y, order, A, exact, alpha, 2.0, 4)
-        loss_pruned = _kernels.candidate_weight_epoch(rows, offsets, y, every, order, A, onehot,
+        loss = _sequence_kernels.sequence_weight_epoch(rows, offsets, y, order, A, exact, alpha, 2.0, 4)
+        loss_pruned = _sequence_kernels.candidate_weight_epoch(rows, offsets, y, every, order, A, onehot,
                                                       pruned, alpha, 2.0, 4)
         assert loss_pruned == pytest.approx(loss)
         for a, b in zip(exact, pruned):
@@ -65,8 +65,8 @@ def test_label_epoch_with_every_label_a_candidate_is_the_exact_epoch(nuclear_pen
     Z = np.ascontiguousarray(X @ V[:-1] + V[-1])
     order = np.array([1, 3, 0, 2], dtype=np.int64)
     exact, pruned = A.copy(), A.copy()
-    _kernels.sequence_label_epoch(Z, offsets, y, order, exact, T, 0.1, nuclear_penalty, 4)
-    _kernels.candidate_label_epoch(rows, V, offsets, y, every, order, pruned, T, 0.1,
+    _sequence_kernels.sequence_label_epoch(Z, offsets, y, order, exact, T, 0.1, nuclear_penalty, 4)
+    _sequence_kernels.candidate_label_epoch(rows, V, offsets, y, every, order, pruned, T, 0.1,
                                    nuclear_penalty, 4)
     assert not np.allclose(exact, A)
     np.testing.assert_allclose(pruned, exact, atol=1e-10)
@@ -79,20 +79,20 @@ def test_decode_over_candidates_is_restricted_exact_viterbi():
     weights = iterates(np.random.default_rng(5), X.shape[1], A.shape[0])
     V, T = weights.V * 10, weights.T * 10
     E = np.ascontiguousarray((X @ V[:-1] + V[-1]) @ A)
-    transitions = _kernels.label_transition_scores(A, T)
+    transitions = _sequence_kernels.label_transition_scores(A, T)
     zeros = np.zeros(A.shape[1])
     best = viterbi_batch(E, offsets, transitions, zeros, zeros)
-    out, _ = _kernels.candidate_decode(rows, V, offsets, np.zeros(0, np.int64), every, A, T,
+    out, _ = _sequence_kernels.candidate_decode(rows, V, offsets, np.zeros(0, np.int64), every, A, T,
                                        False, 4)
     np.testing.assert_array_equal(out, best)
     # prune to the best label plus one other: the answer stays
     lists = [np.unique([b, (b + 1) % 5]) for b in best]
-    pruned = _kernels.Candidates(np.concatenate(lists), np.cumsum([0] + [2] * len(lists)))
-    out, _ = _kernels.candidate_decode(rows, V, offsets, np.zeros(0, np.int64), pruned, A, T,
+    pruned = _sequence_kernels.Candidates(np.concatenate(lists), np.cumsum([0] + [2] * len(lists)))
+    out, _ = _sequence_kernels.candidate_decode(rows, V, offsets, np.zeros(0, np.int64), pruned, A, T,
                                        False, 4)
     np.testing.assert_array_equal(out, best)
-    _, losses = _kernels.candidate_decode(rows, V, offsets, y, every, A, T, False, 4)
-    np.testing.assert_allclose(losses, _kernels.sequence_hinge_losses(E, offsets, y, transitions))
+    _, losses = _sequence_kernels.candidate_decode(rows, V, offsets, y, every, A, T, False, 4)
+    np.testing.assert_allclose(losses, _sequence_kernels.sequence_hinge_losses(E, offsets, y, transitions))
 
 
 def test_tag_dictionary():
@@ -112,6 +112,7 @@ def sample():
     return X, tags(X), X_test, tags(X_test)
 
 
+@pytest.mark.slow
 def test_pruned_tagger_learns_and_loses_little_to_exact_viterbi(sample):
     label_vectors = "learned"
     X, y, X_test, y_test = sample

@@ -10,7 +10,10 @@ from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.distro import DistroSequenceSVM
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.utils import word_shape
-from sklearn_structured.distro._kernels import label_transition_scores, sequence_hinge_losses
+from sklearn_structured.distro._sequence_kernels import (
+    label_transition_scores,
+    sequence_hinge_losses,
+)
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
 FAST = dict(n_rounds=1, n_epochs=2, random_state=0)
@@ -47,6 +50,7 @@ def test_structured_api(sample):
     )
 
 
+@pytest.mark.slow
 def test_beats_most_frequent_tag_baseline(sample):
     (X, y), (X_test, y_test) = sample
     baseline = most_frequent_tag_accuracy(X, y, X_test, y_test)
@@ -103,13 +107,20 @@ def test_objective_decreases_and_verbose_reports_it(sample, capsys):
     (X, y), _ = sample
     model = DistroSequenceSVM(n_components=8, n_rounds=2, n_epochs=2, random_state=0,
                               verbose=1).fit(X[:100], y[:100])
-    curve = model.objective_curve_
+    curve = [value for record in model.history_
+             for value in (record.get("label_objective"), record.get("objective"))
+             if value is not None]
+    assert len(curve) == 1 + 2 * 2 and curve[-1] == model.objective_
     assert curve[-1] < 0.5 * curve[0]
     for before, after in zip(curve[0::2], curve[1::2]):
         assert after <= before + 1e-12
-    out = capsys.readouterr().out
-    assert out.count("training objective") == len(curve)
-    assert "round 2 weights epoch 2" in out
+    out, err = capsys.readouterr()
+    assert out == ""  # progress goes to standard error, one line per weight epoch
+    lines = err.splitlines()
+    assert len(lines) == len(model.history_) == 3 * 2
+    assert lines[-1].startswith("[DistroSequenceSVM] round 2 weights epoch 2: ")
+    assert sum("label objective" in line for line in lines) == 2
+    assert f"objective {curve[-1]:.4g}" in lines[-1]
     np.testing.assert_allclose(np.linalg.norm(model.label_vectors_, axis=0), 1.0)
 
 
@@ -152,6 +163,7 @@ def user_features(sentence):
     return [["lower=" + w.lower(), "len=%d" % min(len(w), 5)] for w in sentence]
 
 
+@pytest.mark.slow
 def test_user_feature_function(sample):
     (X, y), (X_test, y_test) = sample
     model = DistroSequenceSVM(features=user_features, **FAST).fit(X, y)

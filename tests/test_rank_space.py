@@ -69,6 +69,7 @@ def test_hmm_api():
     )
 
 
+@pytest.mark.slow
 def test_hmm_learns_tag_sequences_better_than_a_unigram_model():
     train, test = upos_sentences("train"), upos_sentences("test")
     model = RankSpaceHMM(
@@ -81,6 +82,7 @@ def test_hmm_learns_tag_sequences_better_than_a_unigram_model():
     np.testing.assert_allclose(model.perplexity(test), np.exp(-model.score(test)))
 
 
+@pytest.mark.slow
 def test_pcfg_learns_tag_sequences_better_than_a_unigram_model():
     sentences, test = upos_sentences("train"), upos_sentences("test")
     train, validation = sentences[:-50], sentences[-50:]
@@ -90,7 +92,7 @@ def test_pcfg_learns_tag_sequences_better_than_a_unigram_model():
     ).fit(train, X_val=validation)
     # stated baseline: the add-one unigram model over the same tags (-2.53 per tag)
     assert model.score(test) > unigram_log_likelihood_per_token(train, test) + 0.15
-    history = [h["validation_log_likelihood_per_token"] for h in model.history_]
+    history = [h["validation_score"] for h in model.history_]
     assert model.score(validation) == pytest.approx(max(history))
 
 
@@ -146,6 +148,7 @@ def test_warm_start_continues_training():
     first = model.score(X)
     model.fit(X)
     assert model.n_iter_ == 2 and len(model.history_) == 2
+    assert [record["epoch"] for record in model.history_] == [1, 2]  # one history, continued
     assert model.score(X) != first
 
 

@@ -41,9 +41,9 @@ SMALL = {
     NBestReranker: dict(parser=EasyFirstBeamParser(beam_size=2, n_epochs=2, hash_bits=14),
                         n_best=4, cv=2, n_epochs=3),
 
-    DistroSVM: dict(n_rounds=1, n_epochs=2),
+    DistroSVM: dict(n_rounds=1, n_epochs=1),
 
-    DistroSequenceSVM: dict(n_rounds=1, n_epochs=2),
+    DistroSequenceSVM: dict(n_rounds=1, n_epochs=1),
 
     RankSpacePCFG: dict(n_nonterminals=3, n_preterminals=4, rank=4, n_epochs=3, batch_size=8),
 

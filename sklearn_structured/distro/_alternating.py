@@ -6,7 +6,9 @@ vectors A, fit the weights for that A, then for ``n_rounds`` rounds take a
 pass of stochastic proximal steps on A (weights fixed) followed by a pass of
 stochastic sub-gradient steps on the weights (A fixed). One-hot label
 vectors skip the A phases, which leaves a plain structural SVM trained for
-the same number of weight epochs.
+the same number of weight epochs. The shared epoch loop runs the weight
+epochs (one ``history_`` record and progress line each, validation and
+keep-best); the label-vector passes run inside them.
 """
 
 from numbers import Integral, Real
@@ -14,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils import EpochResult, EpochTrainer
+from ..utils import EARLY_STOPPING_CONSTRAINTS, EpochResult, EpochTrainer
 from ..utils._compat import Interval, StrOptions
 from . import _kernels
 
@@ -54,52 +56,29 @@ def random_label_vectors(n_components, n_labels, rng):
     return A / np.linalg.norm(A, axis=0, keepdims=True)
 
 
-class _PhaseEpochs(EpochTrainer):
-    """The epochs of one phase of one initialisation, run by the shared epoch loop.
-
-    ``A`` and ``iterates`` (:class:`~._kernels.Iterates`) are updated in
-    place. The validation score is that of the model as it would be if the
-    phase ended now: the weight iterates averaged so far (on copies) with the
-    current A.
-    """
-
-    def __init__(self, problem, A, iterates, label):
-        self.problem, self.A, self.iterates, self.label = problem, A, iterates, label
-        self.epoch = 0
-
-    def validation_score(self, score):
-        averaged = _kernels.Iterates(*(a.copy() for a in self.iterates))
-        _kernels.average_iterates(averaged)
-        return score(self.A.copy(), averaged.V, averaged.T)
+def _averaged(iterates):
+    """The weights (V, T) the phase would end with now: its iterates averaged, on copies."""
+    averaged = _kernels.Iterates(*(a.copy() for a in iterates))
+    _kernels.average_iterates(averaged)
+    return averaged.V, averaged.T
 
 
-class _WeightEpochs(_PhaseEpochs):
-    """Averaged stochastic sub-gradient passes on the weights (W, b, T), A fixed."""
-
-    def __init__(self, problem, A, iterates, label, rng, alpha, t0):
-        super().__init__(problem, A, iterates, label)
-        self.rng, self.alpha, self.t0 = rng, alpha, t0
-
-    def train_epoch(self):
-        self.epoch += 1
-        order = self.rng.permutation(self.problem.n_examples)
-        loss = self.problem.weight_epoch(order, self.A, self.iterates, self.alpha, self.t0)
-        return EpochResult(f"{self.label} epoch {self.epoch}", loss / self.problem.n_examples)
-
-
-class _LabelEpochs(_PhaseEpochs):
+class _LabelEpochs(EpochTrainer):
     """Stochastic proximal passes on the label vectors A, weights fixed.
 
     Remembers the A with the lowest training objective met since the start
-    of the phase (``best_A``); the loss of an epoch is that objective.
+    of the phase (``best_A``); the loss of an epoch is that objective. Run
+    inside a weight epoch of :class:`_AlternatingEpochs`, so its epochs are
+    not records of ``history_``; at ``verbose >= 2`` each prints a line.
     """
 
     def __init__(self, problem, A, iterates, label, rng, alpha, nuclear_penalty,
                  label_learning_rate, epochs_done, start_value):
-        super().__init__(problem, A, iterates, label)
+        self.problem, self.A, self.iterates, self.label = problem, A, iterates, label
         self.rng, self.alpha, self.nuclear_penalty = rng, alpha, nuclear_penalty
         self.label_learning_rate, self.epochs_done = label_learning_rate, epochs_done
         self.best_A, self.best_value = A.copy(), start_value
+        self.epoch = 0
 
     def train_epoch(self):
         A, V, T = self.A, self.iterates.V, self.iterates.T
@@ -113,19 +92,98 @@ class _LabelEpochs(_PhaseEpochs):
             self.best_A, self.best_value = A.copy(), value
         return EpochResult(f"{self.label} epoch {self.epoch}", value)
 
+    def validation_score(self, score):
+        return score(self.A.copy(), *_averaged(self.iterates))
+
+
+class _AlternatingEpochs(EpochTrainer):
+    """Algorithm 1 from one initialisation of A, one weight epoch per loop epoch.
+
+    There are ``n_rounds + 1`` weight passes of ``n_epochs`` epochs each.
+    With learned label vectors, the first weight epoch of every round after
+    the first starts with that round's label-vector pass (its objective is
+    the record's ``label objective``, its time part of the epoch's). The last
+    epoch of a pass averages the pass's iterates and records the training
+    objective (``objective``). ``A`` and ``iterates``
+    (:class:`~._kernels.Iterates`) are updated in place.
+
+    The validation score is that of the model as it would be if the pass
+    ended now: the weight iterates averaged so far with the current A; that
+    model is also what keep-best restores.
+    """
+
+    def __init__(self, problem, A, iterates, *, learned, alpha, t0, nuclear_penalty,
+                 label_learning_rate, n_epochs, rng, prefix, name, verbose, validation):
+        self.problem, self.A, self.iterates = problem, A, iterates
+        self.learned, self.alpha, self.t0 = learned, alpha, t0
+        self.nuclear_penalty, self.label_learning_rate = nuclear_penalty, label_learning_rate
+        self.n_epochs, self.rng, self.prefix = n_epochs, rng, prefix
+        self.name, self.verbose, self.validation = name, verbose, validation
+        self.epoch = 0
+        self.label_epochs_done = 0
+        self.value = None  # the training objective after the last pass
+        self.scored = None  # the model the last validation score was computed on
+
+    def _objective(self):
+        return objective(self.problem, self.A, self.iterates.V, self.iterates.T, self.alpha,
+                         self.nuclear_penalty)
+
+    def _label_pass(self, round_):
+        # keep the best A met in the pass, so that it never raises the
+        # objective it minimises
+        labels = _LabelEpochs(self.problem, self.A, self.iterates,
+                              f"{self.prefix}round {round_} labels", self.rng, self.alpha,
+                              self.nuclear_penalty, self.label_learning_rate,
+                              self.label_epochs_done, self.value)
+        loud = self.verbose > 1
+        labels.run(self.n_epochs, name=self.name, verbose=self.verbose if loud else 0,
+                   validation=self.validation if loud else None)
+        self.label_epochs_done = labels.epochs_done
+        self.A[:] = labels.best_A
+        self.value = self._objective()
+        return self.value
+
+    def train_epoch(self):
+        round_, epoch = divmod(self.epoch, self.n_epochs)
+        fields = []
+        if epoch == 0 and round_ > 0 and self.learned:
+            fields.append(("label objective", self._label_pass(round_)))
+        self.epoch += 1
+        problem = self.problem
+        order = self.rng.permutation(problem.n_examples)
+        loss = problem.weight_epoch(order, self.A, self.iterates, self.alpha, self.t0)
+        if epoch + 1 == self.n_epochs:
+            _kernels.average_iterates(self.iterates)
+            self.value = self._objective()
+            fields.append(("objective", self.value))
+        return EpochResult(f"{self.prefix}round {round_} weights epoch {epoch + 1}",
+                           loss / problem.n_examples, tuple(fields))
+
+    def validation_score(self, score):
+        self.scored = (self.A.copy(), *_averaged(self.iterates))
+        return score(*self.scored)
+
+    def snapshot(self):
+        return self.scored
+
+    def restore(self, snapshot):
+        A, V, T = snapshot
+        self.A[:], self.iterates.V[:], self.iterates.T[:] = A, V, T
+        self.value = self._objective()
+
 
 def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, alpha,
                     nuclear_penalty, label_learning_rate, n_rounds, n_epochs, n_init, rng,
-                    verbose, name, validation=None):
+                    verbose, name, history, validation=None, patience=None):
     """Run ``n_init`` initialisations and keep the one with the lowest objective.
 
-    Returns ``(A, V, T, objective_curve)`` where V is (n_features+1, d) with
-    the intercept in its last row and the curve has the objective after every
-    phase of the kept run. Every epoch goes through the shared epoch loop:
-    ``verbose`` prints a progress line per weight epoch (and, above 1, per
-    label epoch) and the objective after every phase. ``validation``, a
-    function ``score(A, V, T)`` of the averaged model, is scored for the
-    progress lines only.
+    Returns ``(A, V, T, value)`` where V is (n_features+1, d) with the
+    intercept in its last row and ``value`` is the training objective of
+    the kept model. The weight epochs of every initialisation, in turn, go
+    through the shared epoch loop and are appended to ``history``.
+    ``validation``, a function ``score(A, V, T)`` of the averaged model, is
+    scored after every weight epoch; with ``patience`` each initialisation
+    keeps its best-scoring model and stops early.
     """
     # Step eta_t = eta0 / (1 + eta0 alpha t): eta0 is the step after which one
     # sub-gradient step moves a violated margin by about one unit
@@ -139,40 +197,20 @@ def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, al
             A = random_label_vectors(n_components, n_labels, rng)
         d = A.shape[0]
         V = np.zeros((problem.n_features + 1, d))
-        U = np.zeros_like(V)
         size = d if problem.has_transitions else 0
         T = np.zeros((size, size))
-        UT = np.zeros_like(T)
-        iterates = _kernels.Iterates(V, U, T, UT, np.array([1.0, 0.0, 0.0, 0.0]))
-        curve = []
-        label_epochs_done = 0
-        prefix = f"init {init + 1}/{n_init}"
-
-        def end_phase(phase):
-            value = objective(problem, A, V, T, alpha, nuclear_penalty)
-            curve.append(value)
-            if verbose:
-                print(f"[{name}] {prefix} after {phase}: training objective {value:.5f}",
-                      flush=True)
-
-        for round_ in range(n_rounds + 1):
-            if round_ > 0 and learned:
-                # keep the best A met in the phase, so the phase never
-                # raises the objective it is minimising
-                labels = _LabelEpochs(problem, A, iterates, f"{prefix} round {round_} labels",
-                                      rng, alpha, nuclear_penalty, label_learning_rate,
-                                      label_epochs_done, curve[-1])
-                labels.run(n_epochs, name=name, verbose=verbose if verbose > 1 else 0,
-                           validation=validation)
-                label_epochs_done = labels.epochs_done
-                A[:] = labels.best_A
-                end_phase(f"round {round_} label vectors")
-            _WeightEpochs(problem, A, iterates, f"{prefix} round {round_} weights", rng, alpha,
-                          t0).run(n_epochs, name=name, verbose=verbose, validation=validation)
-            _kernels.average_iterates(iterates)
-            end_phase(f"round {round_} weights")
-        if best is None or curve[-1] < best[3][-1]:
-            best = (A, V, T, curve)
+        iterates = _kernels.Iterates(V, np.zeros_like(V), T, np.zeros_like(T),
+                                     np.array([1.0, 0.0, 0.0, 0.0]))
+        trainer = _AlternatingEpochs(
+            problem, A, iterates, learned=learned, alpha=alpha, t0=t0,
+            nuclear_penalty=nuclear_penalty, label_learning_rate=label_learning_rate,
+            n_epochs=n_epochs, rng=rng, prefix=f"init {init + 1}/{n_init} " if n_init > 1 else "",
+            name=name, verbose=verbose, validation=validation)
+        trainer.history = history
+        trainer.run((n_rounds + 1) * n_epochs, name=name, verbose=verbose,
+                    validation=validation, patience=patience)
+        if best is None or trainer.value < best[3]:
+            best = (A, V, T, trainer.value)
     return best
 
 
@@ -186,6 +224,7 @@ DISTRO_PARAMETER_CONSTRAINTS = {
     "n_rounds": [Interval(Integral, 0, None, closed="left")],
     "n_epochs": [Interval(Integral, 1, None, closed="left")],
     "n_init": [Interval(Integral, 1, None, closed="left")],
+    **EARLY_STOPPING_CONSTRAINTS,
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
@@ -207,11 +246,12 @@ def _resolve_n_components(estimator, n_labels):
 def fit_label_model(estimator, problem, n_labels, validation=None):
     """Run Algorithm 1 with ``estimator``'s parameters and store the fitted attributes.
 
-    Sets ``label_vectors_``, ``coef_``, ``intercept_`` and ``objective_curve_``;
-    returns the transition matrix (unused by atomic problems). ``validation``
-    is an optional ``score(A, V, T)`` for the progress lines.
+    Sets ``label_vectors_``, ``coef_``, ``intercept_``, ``objective_`` and
+    ``history_``; returns the transition matrix (unused by atomic problems).
+    ``validation`` is an optional ``score(A, V, T)`` of the validation data.
     """
-    A, V, T, curve = fit_alternating(
+    estimator.history_ = []
+    A, V, T, value = fit_alternating(
         problem, n_labels, n_components=_resolve_n_components(estimator, n_labels),
         learned=estimator.label_vectors == "learned",
         init_onehot=estimator.label_vectors == "onehot" or estimator.init == "onehot",
@@ -219,10 +259,11 @@ def fit_label_model(estimator, problem, n_labels, validation=None):
         label_learning_rate=estimator.label_learning_rate, n_rounds=estimator.n_rounds,
         n_epochs=estimator.n_epochs, n_init=estimator.n_init,
         rng=check_random_state(estimator.random_state), verbose=estimator.verbose,
-        name=type(estimator).__name__, validation=validation,
+        name=type(estimator).__name__, history=estimator.history_, validation=validation,
+        patience=estimator.n_iter_no_change,
     )
     estimator.label_vectors_ = A
     estimator.coef_ = np.ascontiguousarray(V[:-1].T)
     estimator.intercept_ = V[-1].copy()
-    estimator.objective_curve_ = curve
+    estimator.objective_ = value
     return T

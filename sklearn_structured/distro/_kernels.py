@@ -1,4 +1,4 @@
-"""Numba training loops of DISTRO (Srikumar & Manning, 2014, Algorithm 1).
+"""The weight storage and the steps both DISTRO estimators' numba loops share.
 
 The weights are ``W`` (d x n_features, plus an intercept row) and, for
 chains, the d x d transition matrix ``T``. Label ``l`` scores
@@ -14,15 +14,16 @@ collects each sparse update times the ``S`` before it.
 
 ``state`` holds the scalars shared across calls:
 ``[scale, S, global step t, steps in this phase]``.
+
+The label-vector passes share the proximal step on A and its lazy
+averaging. The loops of each estimator are in ``_multiclass_kernels.py``
+(atomic labels) and ``_sequence_kernels.py`` (first-order chains).
 """
 
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-
-from ..kernels.chain import candidate_pair_count, candidate_viterbi_into, viterbi_into
-from ..kernels.hashing import feature_hash
 
 SCALE, SCALE_SUM, STEP, PHASE_STEPS = 0, 1, 2, 3
 
@@ -42,15 +43,6 @@ class Iterates(NamedTuple):
     """``[scale, S, global step t, steps in this phase]``."""
 
 
-class Candidates(NamedTuple):
-    """The labels a token may take (a tag dictionary), packed like CSR rows."""
-
-    labels: np.ndarray
-    """int64, the candidate labels of every token back to back, sorted per token."""
-    offsets: np.ndarray
-    """int64 (n_tokens + 1,): token t's candidates are ``labels[offsets[t]:offsets[t + 1]]``."""
-
-
 class SparseRows(NamedTuple):
     """Feature vectors as the arrays of a CSR matrix, one row per example or token."""
 
@@ -58,44 +50,14 @@ class SparseRows(NamedTuple):
     indices: np.ndarray
     data: np.ndarray
 
-# Sequence emission templates (the paper's POS features) and sentinels.
-T_WORD, T_PREFIX, T_SUFFIX, T_PREVIOUS, T_NEXT, T_SHAPE, T_CUSTOM = range(1, 8)
-BEFORE = -2  # the previous word of the first token (ids are never negative)
-AFTER = -3  # the next word of the last token
+
+def sparse_rows(X):
+    """The :class:`SparseRows` of a CSR matrix."""
+    return SparseRows(X.indptr, X.indices, X.data)
 
 
 @njit(cache=True, nogil=True)
-def emission_feature_keys(form, attributes, offsets):
-    """(n_tokens, 6) hashed emission features of every token.
-
-    The word, its prefix and suffix (``attributes[:, 0]`` and ``[:, 1]``),
-    the previous and next words, and its shape (``attributes[:, 2]``); all
-    are vocabulary ids, 0 for unseen ones, whose features no model keeps.
-    """
-    out = np.empty((form.shape[0], 6), np.int64)
-    for s in range(offsets.shape[0] - 1):
-        lo, hi = offsets[s], offsets[s + 1]
-        for j in range(lo, hi):
-            out[j, 0] = feature_hash(T_WORD, form[j], 0, 0, 0, 0)
-            out[j, 1] = feature_hash(T_PREFIX, attributes[j, 0], 0, 0, 0, 0)
-            out[j, 2] = feature_hash(T_SUFFIX, attributes[j, 1], 0, 0, 0, 0)
-            out[j, 3] = feature_hash(T_PREVIOUS, form[j - 1] if j > lo else BEFORE, 0, 0, 0, 0)
-            out[j, 4] = feature_hash(T_NEXT, form[j + 1] if j + 1 < hi else AFTER, 0, 0, 0, 0)
-            out[j, 5] = feature_hash(T_SHAPE, attributes[j, 2], 0, 0, 0, 0)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def custom_feature_keys(ids):
-    """Hashes of user feature strings, given as vocabulary ids."""
-    out = np.empty(ids.shape[0], np.int64)
-    for k in range(ids.shape[0]):
-        out[k] = feature_hash(T_CUSTOM, ids[k], 0, 0, 0, 0)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _shrink(state, eta, alpha, V, T):
+def shrink(state, eta, alpha, V, T):
     """Apply the L2 step to ``scale``; fold a tiny scale back into V and T.
 
     Returns True when the storage was rescaled.
@@ -111,7 +73,7 @@ def _shrink(state, eta, alpha, V, T):
 
 
 @njit(cache=True, nogil=True)
-def _project_z(indptr, indices, data, row, V, scale, z):
+def project_z(indptr, indices, data, row, V, scale, z):
     """z = W phi(x_row) + intercept, the d-vector of one example or token."""
     n_features = V.shape[0] - 1
     d = V.shape[1]
@@ -127,7 +89,7 @@ def _project_z(indptr, indices, data, row, V, scale, z):
 
 
 @njit(cache=True, nogil=True)
-def _add_to_rows(indptr, indices, data, row, V, U, direction, step, scale_sum_before):
+def add_to_rows(indptr, indices, data, row, V, U, direction, step, scale_sum_before):
     """V[features of row] += step * value * direction, and the matching U update."""
     n_features = V.shape[0] - 1
     d = V.shape[1]
@@ -143,32 +105,7 @@ def _add_to_rows(indptr, indices, data, row, V, U, direction, step, scale_sum_be
 
 
 @njit(cache=True, nogil=True)
-def _emission_step(indptr, indices, data, lo, gold, predicted, A, V, U, direction, step,
-                   scale_sum_before):
-    """Move the rows of the sentence at ``lo`` towards the gold labels' vectors and away
-    from the predicted ones, at the tokens where they differ (a chain's weight step)."""
-    d = A.shape[0]
-    for t in range(len(gold)):
-        if predicted[t] != gold[t]:
-            for k in range(d):
-                direction[k] = A[k, gold[t]] - A[k, predicted[t]]
-            _add_to_rows(indptr, indices, data, lo + t, V, U, direction, step,
-                         scale_sum_before)
-
-
-@njit(cache=True, nogil=True)
-def _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before):
-    """T += step (a_g0 a_g1^T - a_p0 a_p1^T), with its averaging sums."""
-    d = A.shape[0]
-    for a in range(d):
-        for b in range(d):
-            delta = step * (A[a, g0] * A[b, g1] - A[a, p0] * A[b, p1])
-            T[a, b] += delta
-            UT[a, b] += delta * scale_sum_before
-
-
-@njit(cache=True, nogil=True)
-def _end_step(state):
+def end_step(state):
     state[SCALE_SUM] += state[SCALE]
     state[STEP] += 1.0
     state[PHASE_STEPS] += 1.0
@@ -193,57 +130,13 @@ def average_iterates(iterates):
 
 
 @njit(cache=True, nogil=True)
-def _learning_rate(state, alpha, t0):
-    # Bottou's schedule for SGD on L2-regularised hinge losses
-    return 1.0 / (alpha * (t0 + state[STEP]))
-
-
-# ---------------------------------------------------------------------------
-# multiclass: atomic parts, 0/1 cost
-
-
-@njit(cache=True, nogil=True)
-def _most_violating_class(scores, gold):
-    best = -np.inf
-    best_l = 0
-    for l in range(scores.shape[0]):
-        s = scores[l] + (0.0 if l == gold else 1.0)
-        if s > best:
-            best = s
-            best_l = l
-    return best_l, best - scores[gold]
-
-
-@njit(cache=True, nogil=True)
-def multiclass_weight_epoch(rows, y, order, A, iterates, alpha, t0):
-    """One SGD pass over the examples in ``order`` for the weights, A fixed.
-
-    ``rows`` holds the examples' feature vectors. Returns the sum of the
-    hinge losses met on the way.
-    """
-    indptr, indices, data = rows
-    V, U, _, _, state = iterates
-    d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    z = np.empty(d)
-    direction = np.empty(d)
-    no_transitions = np.zeros((0, 0))
-    total_loss = 0.0
-    for i in order:
-        _project_z(indptr, indices, data, i, V, state[SCALE], z)
-        scores = label_rows @ z
-        predicted, loss = _most_violating_class(scores, y[i])
-        eta = _learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        _shrink(state, eta, alpha, V, no_transitions)
-        if loss > 0.0:
-            total_loss += loss
-            for k in range(d):
-                direction[k] = A[k, y[i]] - A[k, predicted]
-            _add_to_rows(indptr, indices, data, i, V, U, direction,
-                         eta / state[SCALE], scale_sum_before)
-        _end_step(state)
-    return total_loss
+def begin_step(state, alpha, t0, V, T):
+    """Start a weight step: its step size (Bottou's schedule for SGD on
+    L2-regularised hinge losses), the scale sum before it, and whether its
+    L2 shrinkage folded the scale into V and T (see :func:`shrink`)."""
+    eta = 1.0 / (alpha * (t0 + state[STEP]))
+    scale_sum_before = state[SCALE_SUM]
+    return eta, scale_sum_before, shrink(state, eta, alpha, V, T)
 
 
 @njit(cache=True, nogil=True)
@@ -268,39 +161,16 @@ def proximal_nuclear_step(A, threshold):
             A[:, l] /= norm
 
 
-@njit(cache=True, nogil=True)
-def multiclass_label_epoch(Z, y, order, A, eta, nuclear_penalty):
-    """One stochastic proximal pass over the label matrix A, weights fixed.
-
-    ``Z[i] = W phi(x_i) + intercept`` is precomputed because W does not move;
-    ``eta`` is the step size of the sub-gradient and of the proximal step.
-    """
-    # The proximal step runs after each sub-gradient step that moves A, with
-    # the thresholds of the steps that did not move it added up (soft
-    # thresholds compose), so examples with zero loss cost no SVD. The pass
-    # returns the average of its iterates (columns renormalised), which is
-    # far less noisy than the last one.
-    total = np.zeros_like(A)
-    grad = np.zeros_like(A)
-    owed = 0  # steps whose threshold is not applied yet
-    held = 0  # steps after which A had its current value
-    for i in order:
-        z = Z[i]
-        scores = z @ A
-        predicted, loss = _most_violating_class(scores, y[i])
-        owed += 1
-        if loss > 0.0:
-            grad[:] = 0.0
-            grad[:, predicted] = z
-            grad[:, y[i]] = -z
-            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
-            owed = held = 0
-        held += 1
-    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
+# A label-vector pass runs the proximal step after each sub-gradient step that
+# moves A, with the thresholds of the steps that did not move it added up (soft
+# thresholds compose), so examples with zero loss cost no SVD. The pass ends
+# with the average of its iterates (columns renormalised), which is far less
+# noisy than the last one. The passes count ``owed`` steps whose threshold is
+# not applied yet and ``held`` steps after which A had its current value.
 
 
 @njit(cache=True, nogil=True)
-def _label_step(A, grad, total, held, owed, eta, nuclear_penalty):
+def label_step(A, grad, total, held, owed, eta, nuclear_penalty):
     """Sub-gradient step on A, then the proximal thresholds owed so far.
 
     A's value before the step counts ``held`` times in the running total
@@ -312,7 +182,7 @@ def _label_step(A, grad, total, held, owed, eta, nuclear_penalty):
 
 
 @njit(cache=True, nogil=True)
-def _finish_label_epoch(A, total, owed, held, threshold):
+def finish_label_epoch(A, total, owed, held, threshold):
     """Apply the owed thresholds, then replace A by the averaged iterate."""
     if owed > 0:
         proximal_nuclear_step(A, owed * threshold)
@@ -321,379 +191,3 @@ def _finish_label_epoch(A, total, owed, held, threshold):
         norm = np.sqrt(np.sum(total[:, l] ** 2))
         if norm > 1e-12:
             A[:, l] = total[:, l] / norm
-
-
-# ---------------------------------------------------------------------------
-# first-order chains: atomic emissions, compositional transitions a^T T a'
-
-
-@njit(cache=True, nogil=True)
-def _sentence_emissions(indptr, indices, data, lo, hi, V, scale, A, Z, E):
-    """Fill Z[:n] (token d-vectors) and E[:n] (token label scores) for tokens lo..hi."""
-    d, n_labels = A.shape
-    for t in range(hi - lo):
-        _project_z(indptr, indices, data, lo + t, V, scale, Z[t])
-        for l in range(n_labels):
-            acc = 0.0
-            for k in range(d):
-                acc += A[k, l] * Z[t, k]
-            E[t, l] = acc
-
-
-@njit(cache=True, nogil=True)
-def label_transition_scores(A, T):
-    """The M x M chain transition matrix A^T T A."""
-    return A.T @ (T @ A)
-
-
-@njit(cache=True, nogil=True)
-def sequence_weight_epoch(rows, offsets, y, order, A, iterates, alpha, t0, max_length):
-    """One SGD pass over sentences for emission weights V and transitions T, A fixed.
-
-    Token rows are packed by sentence (``offsets``) and ``y`` holds the gold
-    label ids in the same packing. ``T`` is stored in the same scale as
-    ``V``. Returns the sum of the structured hinge losses.
-    """
-    indptr, indices, data = rows
-    V, U, T, UT, state = iterates
-    d, n_labels = A.shape
-    gram = A.T @ A
-    # A^T T A in the unscaled storage, kept up to date incrementally
-    transitions_v = label_transition_scores(A, T)
-    transitions = np.empty((n_labels, n_labels))
-    Z = np.empty((max_length, d))
-    E = np.empty((max_length, n_labels))
-    predicted = np.empty(max_length, dtype=np.int64)
-    direction = np.empty(d)
-    zeros = np.zeros(n_labels)
-    total_loss = 0.0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        scale = state[SCALE]
-        _sentence_emissions(indptr, indices, data, lo, hi, V, scale, A, Z, E)
-        for i in range(n_labels):
-            for j in range(n_labels):
-                transitions[i, j] = scale * transitions_v[i, j]
-        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
-        gold_score = E[0, gold[0]]
-        for t in range(1, n):
-            gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
-        loss = augmented - gold_score
-        eta = _learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        if _shrink(state, eta, alpha, V, T):
-            transitions_v = label_transition_scores(A, T)
-        if loss > 1e-12:
-            total_loss += loss
-            step = eta / state[SCALE]
-            _emission_step(indptr, indices, data, lo, gold, predicted[:n], A, V, U, direction,
-                           step, scale_sum_before)
-            for t in range(1, n):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                if p0 == g0 and p1 == g1:
-                    continue
-                _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before)
-                for i in range(n_labels):
-                    for j in range(n_labels):
-                        transitions_v[i, j] += step * (
-                            gram[i, g0] * gram[g1, j] - gram[i, p0] * gram[p1, j]
-                        )
-        _end_step(state)
-    return total_loss
-
-
-@njit(cache=True, nogil=True)
-def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_length):
-    """One stochastic proximal pass over A for the chain model, weights fixed.
-
-    ``Z`` holds every token's d-vector ``W phi(x_t) + intercept``; ``T`` is
-    the (unscaled) d x d transition matrix.
-    """
-    d, n_labels = A.shape
-    E = np.empty((max_length, n_labels))
-    predicted = np.empty(max_length, dtype=np.int64)
-    grad = np.empty((d, n_labels))
-    zeros = np.zeros(n_labels)
-    total = np.zeros_like(A)
-    owed = 0  # lazy thresholds and averaging as in multiclass_label_epoch
-    held = 0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        Zs = Z[lo:hi]
-        E[:n] = Zs @ A
-        transitions = label_transition_scores(A, T)
-        augmented = viterbi_into(E[:n], transitions, zeros, zeros, gold, 1.0, predicted[:n])
-        gold_score = E[0, gold[0]]
-        for t in range(1, n):
-            gold_score += E[t, gold[t]] + transitions[gold[t - 1], gold[t]]
-        owed += 1
-        if augmented - gold_score > 1e-12:
-            grad[:] = 0.0
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    grad[:, predicted[t]] += Zs[t]
-                    grad[:, gold[t]] -= Zs[t]
-            # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-            TA = T @ A
-            TtA = T.T @ A
-            for t in range(1, n):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                if p0 == g0 and p1 == g1:
-                    continue
-                grad[:, p0] += TA[:, p1]
-                grad[:, p1] += TtA[:, p0]
-                grad[:, g0] -= TA[:, g1]
-                grad[:, g1] -= TtA[:, g0]
-            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
-            owed = held = 0
-        held += 1
-    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
-
-
-@njit(cache=True, nogil=True)
-def sequence_hinge_losses(E, offsets, y, transitions):
-    """Structured hinge loss (Hamming cost) of every sentence, given its label scores."""
-    n_sentences = offsets.shape[0] - 1
-    n_labels = transitions.shape[0]
-    losses = np.empty(n_sentences)
-    zeros = np.zeros(n_labels)
-    predicted = np.empty(E.shape[0], dtype=np.int64)
-    for s in range(n_sentences):
-        lo, hi = offsets[s], offsets[s + 1]
-        gold = y[lo:hi]
-        augmented = viterbi_into(E[lo:hi], transitions, zeros, zeros, gold, 1.0, predicted[lo:hi])
-        gold_score = E[lo, gold[0]]
-        for t in range(lo + 1, hi):
-            gold_score += E[t, y[t]] + transitions[y[t - 1], y[t]]
-        losses[s] = augmented - gold_score
-    return losses
-
-
-# ---------------------------------------------------------------------------
-# first-order chains pruned by a tag dictionary (Candidates)
-#
-# With M ~ 1,000 labels neither the M x M transition matrix A^T T A nor
-# M^2 Viterbi steps per token are affordable, so scores are computed for the
-# candidate labels (and the pairs of candidates of neighbouring tokens) only.
-# ``TAt`` (M x d) holds the rows (T a_j)^T, so that a pair costs one d-dot;
-# one-hot vectors (``onehot``) read W phi and T directly instead.
-
-
-@njit(cache=True, nogil=True)
-def _pair_score(i, j, label_rows, TAt, T, onehot):
-    if onehot:
-        return T[i, j]
-    acc = 0.0
-    for k in range(label_rows.shape[1]):
-        acc += label_rows[i, k] * TAt[j, k]
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def _emission_score(c, z, label_rows, onehot):
-    if onehot:
-        return z[c]
-    acc = 0.0
-    for k in range(z.shape[0]):
-        acc += label_rows[c, k] * z[k]
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot, emissions):
-    """Emission scores of the candidates of tokens lo..hi (Z[t] is token lo + t's
-    d-vector) into ``emissions`` at the candidates' indices, and the pair
-    scores (``scale`` times the transitions in storage) as a new array."""
-    labels, offsets = candidates
-    for t in range(hi - lo):
-        for k in range(offsets[lo + t], offsets[lo + t + 1]):
-            emissions[k] = _emission_score(labels[k], Z[t], label_rows, onehot)
-    pairs = np.empty(candidate_pair_count(offsets[lo:hi + 1]))
-    p = 0
-    for t in range(lo + 1, hi):
-        for i in range(offsets[t - 1], offsets[t]):
-            for k in range(offsets[t], offsets[t + 1]):
-                pairs[p] = scale * _pair_score(labels[i], labels[k], label_rows, TAt, T, onehot)
-                p += 1
-    return pairs
-
-
-@njit(cache=True, nogil=True)
-def _gold_score(Z, gold, label_rows, TAt, T, scale, onehot):
-    total = 0.0
-    for t in range(gold.shape[0]):
-        total += _emission_score(gold[t], Z[t], label_rows, onehot)
-        if t > 0:
-            total += scale * _pair_score(gold[t - 1], gold[t], label_rows, TAt, T, onehot)
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _transition_rows(A, T):
-    """TAt, the M x d matrix of rows (T a_j)^T."""
-    return np.ascontiguousarray((T @ A).T)
-
-
-@njit(cache=True, nogil=True)
-def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates, alpha, t0,
-                           max_length):
-    """:func:`sequence_weight_epoch` with loss-augmented Viterbi over the candidates.
-
-    Every gold label must be among its token's candidates. ``onehot`` says
-    that A is the identity (the baseline), whose scores are read directly.
-    """
-    indptr, indices, data = rows
-    V, U, T, UT, state = iterates
-    d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    if onehot:
-        gram = np.zeros((0, 0))
-        TAt = np.zeros((0, 0))
-    else:
-        gram = A.T @ A
-        TAt = _transition_rows(A, T)
-    emissions = np.empty(candidates.labels.shape[0])
-    Z = np.empty((max_length, d))
-    predicted = np.empty(max_length, dtype=np.int64)
-    direction = np.empty(d)
-    total_loss = 0.0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        scale = state[SCALE]
-        for t in range(n):
-            _project_z(indptr, indices, data, lo + t, V, scale, Z[t])
-        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot,
-                                  emissions)
-        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
-                                           emissions, pairs, gold, 1.0, predicted[:n])
-        loss = augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
-        eta = _learning_rate(state, alpha, t0)
-        scale_sum_before = state[SCALE_SUM]
-        if _shrink(state, eta, alpha, V, T) and not onehot:
-            TAt = _transition_rows(A, T)
-        if loss > 1e-12:
-            total_loss += loss
-            step = eta / state[SCALE]
-            _emission_step(indptr, indices, data, lo, gold, predicted[:n], A, V, U, direction,
-                           step, scale_sum_before)
-            for t in range(1, n):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                if p0 == g0 and p1 == g1:
-                    continue
-                if onehot:
-                    T[g0, g1] += step
-                    UT[g0, g1] += step * scale_sum_before
-                    T[p0, p1] -= step
-                    UT[p0, p1] -= step * scale_sum_before
-                    continue
-                _transition_factor_step(A, T, UT, g0, g1, p0, p1, step, scale_sum_before)
-                # T += s (a_g0 a_g1^T - a_p0 a_p1^T) moves (T a_j)^T by s (gram[g1, j] a_g0 - ...)
-                for j in range(n_labels):
-                    cg = step * gram[g1, j]
-                    cp = step * gram[p1, j]
-                    for a in range(d):
-                        TAt[j, a] += cg * A[a, g0] - cp * A[a, p0]
-        _end_step(state)
-    return total_loss
-
-
-@njit(cache=True, nogil=True)
-def candidate_label_epoch(rows, V, offsets, y, candidates, order, A, T, eta, nuclear_penalty,
-                          max_length):
-    """:func:`sequence_label_epoch` over the candidates; V and T unscaled and fixed."""
-    indptr, indices, data = rows
-    d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    TAt = _transition_rows(A, T)
-    emissions = np.empty(candidates.labels.shape[0])
-    Z = np.empty((max_length, d))
-    predicted = np.empty(max_length, dtype=np.int64)
-    grad = np.zeros((d, n_labels))
-    touched = np.zeros(n_labels, dtype=np.bool_)
-    total = np.zeros_like(A)
-    owed = 0  # lazy thresholds and averaging as in multiclass_label_epoch
-    held = 0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        for t in range(n):
-            _project_z(indptr, indices, data, lo + t, V, 1.0, Z[t])
-        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, 1.0, False,
-                                  emissions)
-        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
-                                           emissions, pairs, gold, 1.0, predicted[:n])
-        owed += 1
-        if augmented - _gold_score(Z, gold, label_rows, TAt, T, 1.0, False) > 1e-12:
-            grad[:] = 0.0
-            touched[:] = False
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    grad[:, predicted[t]] += Z[t]
-                    grad[:, gold[t]] -= Z[t]
-                    touched[predicted[t]] = touched[gold[t]] = True
-            for t in range(1, n):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                if p0 == g0 and p1 == g1:
-                    continue
-                # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-                grad[:, p0] += TAt[p1]
-                grad[:, p1] += T.T @ label_rows[p0]
-                grad[:, g0] -= TAt[g1]
-                grad[:, g1] -= T.T @ label_rows[g0]
-                touched[p0] = touched[p1] = touched[g0] = touched[g1] = True
-            _label_step(A, grad, total, held, owed, eta, nuclear_penalty)
-            owed = held = 0
-            if nuclear_penalty > 0.0:  # the proximal step moved every column
-                label_rows[:] = A.T
-                TAt = _transition_rows(A, T)
-            else:
-                for l in range(n_labels):
-                    if touched[l]:
-                        label_rows[l] = A[:, l]
-                        TAt[l] = T @ label_rows[l]
-        held += 1
-    _finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
-
-
-@njit(cache=True, nogil=True)
-def candidate_decode(rows, V, offsets, y, candidates, A, T, onehot, max_length):
-    """Best labels of every sentence over the candidates (unscaled V, T), flat.
-
-    With ``y`` (gold labels, same packing) the decoding is loss-augmented
-    and the second result holds every sentence's structured hinge loss.
-    """
-    indptr, indices, data = rows
-    d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    TAt = np.zeros((0, 0)) if onehot else _transition_rows(A, T)
-    emissions = np.empty(candidates.labels.shape[0])
-    Z = np.empty((max_length, d))
-    n_sentences = offsets.shape[0] - 1
-    out = np.empty(offsets[n_sentences], dtype=np.int64)
-    losses = np.zeros(n_sentences)
-    with_gold = y.shape[0] > 0
-    for s in range(n_sentences):
-        lo, hi = offsets[s], offsets[s + 1]
-        if hi == lo:
-            continue
-        for t in range(hi - lo):
-            _project_z(indptr, indices, data, lo + t, V, 1.0, Z[t])
-        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, 1.0, onehot,
-                                  emissions)
-        gold = y[lo:hi] if with_gold else y
-        score = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
-                                       emissions, pairs, gold, 1.0, out[lo:hi])
-        if with_gold:
-            losses[s] = score - _gold_score(Z, gold, label_rows, TAt, T, 1.0, onehot)
-    return out, losses

@@ -7,9 +7,10 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils import split_validation
 from ..utils._base import FormatVersionMixin
 from ..utils._compat import _fit_context
-from . import _kernels
+from . import _kernels, _multiclass_kernels
 from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
 
@@ -20,9 +21,8 @@ class _MulticlassProblem(Problem):
         self.mean_squared_norm = 1.0 + X.multiply(X).sum() / max(X.shape[0], 1)
 
     def weight_epoch(self, order, A, iterates, alpha, t0):
-        X = self.X
-        rows = _kernels.SparseRows(X.indptr, X.indices, X.data)
-        return _kernels.multiclass_weight_epoch(rows, self.y, order, A, iterates, alpha, t0)
+        return _multiclass_kernels.multiclass_weight_epoch(_kernels.sparse_rows(self.X), self.y,
+                                                           order, A, iterates, alpha, t0)
 
     def projections(self, V):
         return safe_sparse_dot(self.X, V[:-1]) + V[-1]
@@ -30,7 +30,7 @@ class _MulticlassProblem(Problem):
     def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
         Z = self.projections(V)
         eta = rate / max(np.mean(np.sum(Z**2, axis=1)), 1e-12)
-        _kernels.multiclass_label_epoch(Z, self.y, order, A, eta, nuclear_penalty)
+        _multiclass_kernels.multiclass_label_epoch(Z, self.y, order, A, eta, nuclear_penalty)
 
     def mean_hinge_loss(self, A, V, T):
         scores = self.projections(V) @ A
@@ -39,6 +39,11 @@ class _MulticlassProblem(Problem):
         scores += 1.0
         scores[rows, self.y] -= 1.0
         return float(np.mean(scores.max(axis=1) - gold))
+
+
+def _class_scores(X, coef, intercept, label_vectors):
+    """(n_samples, n_classes) scores of the model (coef, intercept, label_vectors)."""
+    return (safe_sparse_dot(X, coef.T) + intercept) @ label_vectors
 
 
 class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
@@ -83,11 +88,22 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
     n_init : int, default=1
         Random initialisations of ``A``; the one with the lowest training
         objective is kept.
+    n_iter_no_change : int or None, default=None
+        With validation data (``X_val``, ``y_val`` or ``validation_fraction``):
+        keep the model of the weight epoch with the best validation accuracy
+        (its averaged weights, bias and label vectors) and stop after this
+        many weight epochs without a better one; with ``n_init > 1``, each
+        initialisation keeps its best. None trains every epoch.
+    validation_fraction : float or None, default=None
+        Hold out this fraction of the training samples (drawn with
+        ``random_state``) as validation data.
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
-        1 prints a progress line per weight epoch (seconds, mean hinge loss
-        during the epoch) and the objective after every pass; 2 adds a line
-        per label-vector epoch (its loss is the training objective).
+        1 prints a progress line per weight epoch on standard error (seconds,
+        mean hinge loss during the epoch, the validation accuracy when there
+        is validation data, and the training objective after a pass or a
+        label-vector pass); 2 adds a line per label-vector epoch (its loss is
+        the training objective), which is not a record of ``history_``.
 
     Attributes
     ----------
@@ -97,8 +113,18 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
     coef_ : ndarray of shape (n_components, n_features)
         ``W``; class scores are ``(X @ coef_.T + intercept_) @ label_vectors_``.
     intercept_ : ndarray of shape (n_components,)
-    objective_curve_ : list of float
-        Training objective after every pass of the kept initialisation.
+    objective_ : float
+        Training objective of the fitted model (the lowest over the
+        initialisations).
+    history_ : list of dict
+        One record per weight epoch (see the user guide): ``epoch``,
+        ``label``, ``loss`` (the mean hinge loss met during the epoch),
+        ``seconds``, ``elapsed``, ``validation_score`` (accuracy, or None),
+        and on the last epoch of a pass ``objective``, the training objective
+        after it (on the first epoch of a round, ``label_objective``, after
+        the label-vector pass). With ``n_init > 1`` it holds the records of
+        every initialisation in the order they ran, their labels starting
+        with ``init k/n``; the kept one is that with the lowest objective.
     n_features_in_ : int
 
     References
@@ -111,7 +137,8 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-4,
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
-                 n_epochs=5, n_init=1, random_state=None, verbose=0):
+                 n_epochs=5, n_init=1, n_iter_no_change=None, validation_fraction=None,
+                 random_state=None, verbose=0):
         self.n_components = n_components
         self.label_vectors = label_vectors
         self.alpha = alpha
@@ -121,6 +148,8 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
         self.n_rounds = n_rounds
         self.n_epochs = n_epochs
         self.n_init = n_init
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
 
@@ -130,10 +159,16 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Learn the weights and the label vectors from ``X`` and class labels ``y``."""
+    def fit(self, X, y, *, X_val=None, y_val=None):
+        """Learn the weights and the label vectors from ``X`` and class labels ``y``.
+
+        ``X_val`` and ``y_val`` (keyword only) are validation data: scored
+        (accuracy) after every weight epoch, for the progress line, the
+        ``history_`` and, with ``n_iter_no_change``, keep-best.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         check_classification_targets(y)
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         self.classes_, y_ids = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -142,13 +177,25 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         problem = _MulticlassProblem(X, y_ids.astype(np.int64))
-        fit_label_model(self, problem, len(self.classes_))
+        scorer = None if validation is None else self._validation_scorer(*validation)
+        fit_label_model(self, problem, len(self.classes_), scorer)
         return self
+
+    def _validation_scorer(self, X_val, y_val):
+        """``score(A, V, T)``: the accuracy on the validation data of the model (A, V)."""
+        X_val = validate_data(self, X_val, accept_sparse="csr", dtype=np.float64, reset=False)
+        y_val = np.asarray(y_val)
+
+        def score(A, V, T):
+            scores = _class_scores(X_val, np.ascontiguousarray(V[:-1].T), V[-1], A)
+            return float(np.mean(self.classes_[np.argmax(scores, axis=1)] == y_val))
+
+        return score
 
     def _class_scores(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return (safe_sparse_dot(X, self.coef_.T) + self.intercept_) @ self.label_vectors_
+        return _class_scores(X, self.coef_, self.intercept_, self.label_vectors_)
 
     def decision_function(self, X):
         """Class scores, (n_samples, n_classes); for two classes the score of the second minus the first."""

@@ -14,16 +14,17 @@ from ..utils import (
     Vocabulary,
     check_sentences,
     check_tagging_data,
-    pack_ragged,
     encode_corpus,
     fit_vocabularies,
+    pack_ragged,
+    split_validation,
     token_values,
     word_shape,
     word_type_ids,
     word_type_vocabulary,
 )
 from ..utils._compat import Interval, _fit_context
-from . import _kernels
+from . import _kernels, _sequence_kernels
 from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
 
 
@@ -43,11 +44,12 @@ class _SequenceProblem(Problem):
         # per token: a step corrects the tokens that were labelled wrong
         self.mean_squared_norm = 1.0 + tokens.multiply(tokens).sum() / max(tokens.shape[0], 1)
 
+    def _rows(self):
+        return _kernels.sparse_rows(self.tokens)
+
     def weight_epoch(self, order, A, iterates, alpha, t0):
-        X = self.tokens
-        rows = _kernels.SparseRows(X.indptr, X.indices, X.data)
-        return _kernels.sequence_weight_epoch(rows, self.offsets, self.y, order, A, iterates,
-                                              alpha, t0, self.max_length)
+        return _sequence_kernels.sequence_weight_epoch(self._rows(), self.offsets, self.y, order,
+                                                       A, iterates, alpha, t0, self.max_length)
 
     def projections(self, V):
         return np.ascontiguousarray(self.tokens @ V[:-1] + V[-1])
@@ -55,14 +57,14 @@ class _SequenceProblem(Problem):
     def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
         Z = self.projections(V)
         eta = rate / max(np.mean(np.sum(Z**2, axis=1)), 1e-12)
-        _kernels.sequence_label_epoch(
+        _sequence_kernels.sequence_label_epoch(
             Z, self.offsets, self.y, order, A, T, eta, nuclear_penalty, self.max_length
         )
 
     def mean_hinge_loss(self, A, V, T):
         E = self.projections(V) @ A
-        transitions = _kernels.label_transition_scores(A, T)
-        return float(np.mean(_kernels.sequence_hinge_losses(E, self.offsets, self.y, transitions)))
+        transitions = _sequence_kernels.label_transition_scores(A, T)
+        return float(np.mean(_sequence_kernels.sequence_hinge_losses(E, self.offsets, self.y, transitions)))
 
 
 class _CandidateSequenceProblem(_SequenceProblem):
@@ -72,12 +74,8 @@ class _CandidateSequenceProblem(_SequenceProblem):
         super().__init__(tokens, offsets, y)
         self.candidates, self.onehot = candidates, onehot
 
-    def _rows(self):
-        X = self.tokens
-        return _kernels.SparseRows(X.indptr, X.indices, X.data)
-
     def weight_epoch(self, order, A, iterates, alpha, t0):
-        return _kernels.candidate_weight_epoch(self._rows(), self.offsets, self.y,
+        return _sequence_kernels.candidate_weight_epoch(self._rows(), self.offsets, self.y,
                                                self.candidates, order, A, self.onehot,
                                                iterates, alpha, t0, self.max_length)
 
@@ -86,11 +84,11 @@ class _CandidateSequenceProblem(_SequenceProblem):
         squared = sum(float(np.sum(self.tokens[i:i + 8192] @ V[:-1] + V[-1]) ** 2)
                       for i in range(0, self.tokens.shape[0], 8192))
         eta = rate / max(squared / self.tokens.shape[0], 1e-12)
-        _kernels.candidate_label_epoch(self._rows(), V, self.offsets, self.y, self.candidates,
+        _sequence_kernels.candidate_label_epoch(self._rows(), V, self.offsets, self.y, self.candidates,
                                        order, A, T, eta, nuclear_penalty, self.max_length)
 
     def mean_hinge_loss(self, A, V, T):
-        _, losses = _kernels.candidate_decode(self._rows(), V, self.offsets, self.y,
+        _, losses = _sequence_kernels.candidate_decode(self._rows(), V, self.offsets, self.y,
                                               self.candidates, A, T, self.onehot,
                                               self.max_length)
         return float(np.mean(losses))
@@ -181,12 +179,14 @@ class DistroSequenceSVM(SentenceEstimator):
         training word has that suffix. Decoding then costs the products of
         neighbouring candidate counts, which is what makes ~1,000 tags
         (morphological tags) affordable.
+    n_iter_no_change, validation_fraction : int or None, float or None, default=None
+        As in :class:`DistroSVM`, with the validation token accuracy
+        (``validation_fraction`` holds out whole sentences).
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
-        1 prints a progress line per weight epoch (seconds, mean hinge loss
-        during the epoch, and the validation token accuracy when ``fit`` has
-        ``X_val``) and the objective after every pass; 2 adds a line per
-        label-vector epoch (its loss is the training objective).
+        As in :class:`DistroSVM`: a progress line per weight epoch on
+        standard error (with the validation token accuracy when there is
+        validation data); 2 adds the label-vector epochs.
 
     Attributes
     ----------
@@ -205,7 +205,8 @@ class DistroSequenceSVM(SentenceEstimator):
     feature_keys_ : int64 ndarray
         Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
         of the features seen in training; the i-th is column i of ``coef_``.
-    objective_curve_ : list of float
+    objective_, history_ :
+        As in :class:`DistroSVM`; the validation score is the token accuracy.
     dictionary_keys_, dictionary_offsets_, dictionary_labels_ : ndarray
         With ``tag_dictionary``: the entries (``"w <word>"`` or
         ``"s <suffix>"``), sorted, and the tag ids each may take
@@ -220,8 +221,8 @@ class DistroSequenceSVM(SentenceEstimator):
 
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-5,
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
-                 n_epochs=5, n_init=1, features=None, tag_dictionary=None, random_state=None,
-                 verbose=0):
+                 n_epochs=5, n_init=1, features=None, tag_dictionary=None, n_iter_no_change=None,
+                 validation_fraction=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.label_vectors = label_vectors
         self.alpha = alpha
@@ -233,9 +234,10 @@ class DistroSequenceSVM(SentenceEstimator):
         self.n_init = n_init
         self.features = features
         self.tag_dictionary = tag_dictionary
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
-
 
     def _custom_strings(self, sentences):
         """The strings of ``features(sentence)``, one list per token."""
@@ -269,11 +271,11 @@ class DistroSequenceSVM(SentenceEstimator):
             indptr = np.zeros(len(strings) + 1, np.int64)
             np.cumsum([len(token) for token in strings], out=indptr[1:])
             ids = self.vocabularies_["features"].encode(f for token in strings for f in token)
-            return indptr, _kernels.custom_feature_keys(ids), offsets
+            return indptr, _sequence_kernels.custom_feature_keys(ids), offsets
         corpus = encode_corpus(sentences, {"form": self.vocabularies_["form"]})
         attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
                                    self.vocabularies_["attributes"])
-        keys = _kernels.emission_feature_keys(corpus["form"], attributes, offsets)
+        keys = _sequence_kernels.emission_feature_keys(corpus["form"], attributes, offsets)
         return np.arange(0, keys.size + 1, keys.shape[1]), keys.ravel(), offsets
 
     def _encode(self, sentences):
@@ -299,14 +301,16 @@ class DistroSequenceSVM(SentenceEstimator):
         y : list of tag sequences
         X_val, y_val : list of sentences and list of tag sequences, optional
             Validation data (keyword only), scored with :meth:`score` after
-            every weight epoch (the averaged weights so far) for the progress
-            line when ``verbose`` is set; it does not change the model.
+            every weight epoch (the averaged weights so far), for the
+            progress line, the ``history_`` and, with ``n_iter_no_change``,
+            keep-best.
 
         Returns
         -------
         self
         """
         sentences, tags = check_tagging_data(X, y)
+        sentences, tags, validation = split_validation(self, sentences, tags, X_val, y_val)
         flat_tags = [tag for sequence in tags for tag in sequence]
         self.classes_ = np.unique(flat_tags)
         index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
@@ -323,14 +327,12 @@ class DistroSequenceSVM(SentenceEstimator):
              self.dictionary_labels_) = _fit_tag_dictionary(forms, y_ids, self.tag_dictionary)
             problem = _CandidateSequenceProblem(tokens, offsets, y_ids, self._candidates(forms),
                                                 self.label_vectors == "onehot")
-        validation = None if X_val is None else self._validation_scorer(X_val, y_val)
-        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), validation)
+        scorer = None if validation is None else self._validation_scorer(*validation)
+        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), scorer)
         return self
 
     def _validation_scorer(self, X_val, y_val):
         """``score(A, V, T)``: token accuracy on the validation data of the model (A, V, T)."""
-        if y_val is None:
-            raise ValueError("X_val needs y_val, its tag sequences")
         sentences, tags = check_tagging_data(X_val, y_val)
         tokens, offsets = self._encode(sentences)
         forms = token_values(sentences, "form")
@@ -342,7 +344,7 @@ class DistroSequenceSVM(SentenceEstimator):
         return score
 
     def _candidates(self, forms):
-        """The tag-dictionary candidates of every token (:class:`~._kernels.Candidates`)."""
+        """The tag-dictionary candidates of every token (:class:`~._sequence_kernels.Candidates`)."""
         index = {key: i for i, key in enumerate(self.dictionary_keys_.tolist())}
         every = np.arange(len(self.classes_))
         lists = []
@@ -351,7 +353,7 @@ class DistroSequenceSVM(SentenceEstimator):
             lists.append(every if i is None else
                          self.dictionary_labels_[self.dictionary_offsets_[i]:
                                                  self.dictionary_offsets_[i + 1]])
-        return _kernels.Candidates(*pack_ragged(lists))
+        return _sequence_kernels.Candidates(*pack_ragged(lists))
 
     def _decode(self, tokens, offsets, label_vectors, coef, intercept, transition_matrix,
                 forms=None):
@@ -360,17 +362,16 @@ class DistroSequenceSVM(SentenceEstimator):
         With a tag dictionary, ``forms`` (every token's word) gives the candidates.
         """
         if self.tag_dictionary is not None:
-            X = tokens
             V = np.vstack([coef.T, intercept])
-            flat, _ = _kernels.candidate_decode(
-                _kernels.SparseRows(X.indptr, X.indices, X.data), V, offsets,
+            flat, _ = _sequence_kernels.candidate_decode(
+                _kernels.sparse_rows(tokens), V, offsets,
                 np.zeros(0, np.int64), self._candidates(forms), label_vectors,
                 transition_matrix, self.label_vectors == "onehot",
                 int(np.max(np.diff(offsets), initial=1)))
             tags = self.classes_[flat]
             return [tags[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
         emissions = np.ascontiguousarray((tokens @ coef.T + intercept) @ label_vectors)
-        transitions = _kernels.label_transition_scores(label_vectors, transition_matrix)
+        transitions = _sequence_kernels.label_transition_scores(label_vectors, transition_matrix)
         zeros = np.zeros(len(self.classes_))
         flat = viterbi_batch(emissions, offsets, transitions, zeros, zeros)
         tags = self.classes_[flat]

@@ -187,6 +187,16 @@ def rank_space_inside(leaf, VP, WP, ML, MR, root_rank):
     return log_z, alpha, left, right, lognorm, scaled
 
 
+@njit(cache=True, nogil=True)
+def _add_parent_adjoint(adjoint, log_weight, parent_adjoint, sibling, weight_cell):
+    """adjoint += exp(log_weight) * parent_adjoint * sibling, elementwise, with the
+    weight rounded to the chart's dtype through ``weight_cell``."""
+    weight_cell[0] = np.exp(log_weight)
+    weight = weight_cell[0]
+    for q in range(adjoint.shape[0]):
+        adjoint[q] += weight * parent_adjoint[q] * sibling[q]
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width):
     """Adjoints of the left / right vectors of every span of one width.
@@ -196,7 +206,6 @@ def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_
     """
     batch = left.shape[0]
     n = left.shape[2]
-    r = left.shape[3]
     n_spans = n - width + 1
     for task in prange(batch * n_spans):
         s = task // n_spans
@@ -213,25 +222,16 @@ def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_
         # (i, j) as the left child of (i, end): sibling (j, end)
         for end in range(j + 1, n + 1):
             parent = lognorm[s, end - i, i]
-            if parent == -np.inf:
-                continue
-            weight_cell[0] = np.exp(own + lognorm[s, end - j, j] - parent)
-            weight = weight_cell[0]
-            pg = alpha_grad[s, end - i, i]
-            sib = right[s, end - j, j]
-            for q in range(r):
-                gl[q] += weight * pg[q] * sib[q]
+            if parent != -np.inf:
+                _add_parent_adjoint(gl, own + lognorm[s, end - j, j] - parent,
+                                    alpha_grad[s, end - i, i], right[s, end - j, j], weight_cell)
         # (i, j) as the right child of (start, j): sibling (start, i)
         for start in range(i):
             parent = lognorm[s, j - start, start]
-            if parent == -np.inf:
-                continue
-            weight_cell[0] = np.exp(own + lognorm[s, i - start, start] - parent)
-            weight = weight_cell[0]
-            pg = alpha_grad[s, j - start, start]
-            sib = left[s, i - start, start]
-            for q in range(r):
-                gr[q] += weight * pg[q] * sib[q]
+            if parent != -np.inf:
+                _add_parent_adjoint(gr, own + lognorm[s, i - start, start] - parent,
+                                    alpha_grad[s, j - start, start], left[s, i - start, start],
+                                    weight_cell)
 
 
 @njit(cache=True, nogil=True)

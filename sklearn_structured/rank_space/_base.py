@@ -15,11 +15,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
+    EARLY_STOPPING_CONSTRAINTS,
     EpochResult,
     EpochTrainer,
     SentenceEstimator,
     Vocabulary,
     check_sentences,
+    split_validation,
     thread_count,
     token_values,
 )
@@ -70,8 +72,8 @@ class _AdamEpochs(EpochTrainer):
     Every step minimises the mean negative log-likelihood of its batch's
     sentences. An epoch whose log-likelihood becomes non-finite puts back the parameters
     and optimiser state of the last finite epoch, warns and ends training.
-    The loss is the negative log-likelihood per token; the history entry of
-    every epoch goes to the model's ``history_``.
+    The loss is the negative log-likelihood per token; the validation score
+    the log-likelihood per token of the validation sentences.
     """
 
     def __init__(self, model, encoded, params, optimizer, rng, first_epoch):
@@ -124,16 +126,6 @@ class _AdamEpochs(EpochTrainer):
     def restore(self, snapshot):
         self.params = snapshot
 
-    def epoch_done(self, record):
-        entry = {
-            "epoch": self.epoch,
-            "seconds": record.elapsed,
-            "train_log_likelihood_per_token": -record.loss,
-        }
-        if record.validation_score is not None:
-            entry["validation_log_likelihood_per_token"] = record.validation_score
-        self.model.history_.append(entry)
-
 
 class RankSpaceModelMixin(SentenceEstimator, ABC):
     """Training loop over a model-specific forward/backward (see the two estimators).
@@ -151,7 +143,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
         "min_frequency": [Interval(Integral, 1, None, closed="left")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -210,20 +202,26 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     # ---- fitting --------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, X_val=None):
-        """Maximise the log-likelihood of the sentences ``X`` (``y`` is ignored).
+    def fit(self, X, y=None, *, X_val=None, y_val=None):
+        """Maximise the log-likelihood of the sentences ``X`` (``y`` and ``y_val`` are ignored).
 
-        ``X_val`` (keyword only), when given, is scored after every epoch: the
-        parameters with the best validation likelihood are kept, and training
-        stops after ``n_iter_no_change`` epochs without improvement. With
-        ``warm_start`` a second call continues from the fitted parameters,
-        optimiser state and vocabulary for ``n_epochs`` more epochs.
+        ``X_val`` (keyword only), or the ``validation_fraction`` of ``X``, is
+        scored after every epoch (log-likelihood per token): with
+        ``n_iter_no_change`` the parameters with the best validation
+        likelihood are kept, and training stops after that many epochs
+        without improvement. With ``warm_start`` a second call continues
+        from the fitted parameters, optimiser state, vocabulary and
+        ``history_`` for ``n_epochs`` more epochs.
 
         Returns
         -------
         self
         """
         sentences = sentence_forms(X, require_any=True)
+        if X_val is not None:
+            X_val = sentence_forms(X_val, name="X_val")
+        sentences, _, validation = split_validation(self, sentences, None, X_val,
+                                                    supervised=False)
         rng = check_random_state(self.random_state)
         continuing = self.warm_start and getattr(self, "params_", None) is not None
         if continuing:
@@ -240,7 +238,8 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
             raise ValueError(
                 f"no training sentence has between {self._min_length} and {self._max_encoded_length()} tokens"
             )
-        validation = None if X_val is None else self._encode(sentence_forms(X_val, name="X_val"))
+        if validation is not None:
+            validation = self._encode(validation)
         optimizer = Adam(self.learning_rate, self._betas, self.max_grad_norm)
         if continuing:
             params = {k: v.copy() for k, v in self.params_.items()}
@@ -251,6 +250,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
             self.history_ = []
             first_epoch = 0
         trainer = _AdamEpochs(self, encoded, params, optimizer, rng, first_epoch)
+        trainer.history = self.history_
         with numba_threads(self.n_jobs):
             trainer.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
                         validation=validation, patience=self.n_iter_no_change)

@@ -48,7 +48,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         Sentences per gradient step; a batch holds sentences of one length.
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
-    n_epochs, max_vocabulary, min_frequency, n_iter_no_change, max_grad_norm, warm_start, random_state, verbose, n_jobs
+    n_epochs, max_vocabulary, min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs
         As for :class:`RankSpacePCFG`.
 
     Attributes
@@ -86,6 +86,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         max_vocabulary=10000,
         min_frequency=1,
         n_iter_no_change=5,
+        validation_fraction=None,
         max_grad_norm=5.0,
         warm_start=False,
         random_state=None,
@@ -103,6 +104,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         self.max_vocabulary = max_vocabulary
         self.min_frequency = min_frequency
         self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.max_grad_norm = max_grad_norm
         self.warm_start = warm_start
         self.random_state = random_state

@@ -124,9 +124,14 @@ class RankSpacePCFG(RankSpaceModelMixin):
         The vocabulary is the ``max_vocabulary`` most frequent training words
         seen at least ``min_frequency`` times; other words (in training too)
         become ``<unk>``.
-    n_iter_no_change : int
-        With ``X_val`` given to ``fit``: stop after this many epochs without a
-        better validation likelihood (the best parameters are kept).
+    n_iter_no_change : int or None
+        With validation data (``X_val`` given to ``fit``, or
+        ``validation_fraction``): stop after this many epochs without a
+        better validation likelihood (the best parameters are kept). None
+        runs every epoch and keeps the last.
+    validation_fraction : float or None
+        Hold out this fraction of the training sentences (drawn with
+        ``random_state``) as validation data.
     max_grad_norm : float
         Gradients are clipped to this global norm.
     warm_start : bool
@@ -134,9 +139,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
         moments, vocabulary) instead of starting afresh.
     random_state : int, RandomState or None
     verbose : int
-        Print one progress line per epoch: seconds, the training negative
-        log-likelihood per token (the loss) and, with ``X_val``, the
-        validation log-likelihood per token (what :meth:`score` returns).
+        Print one progress line per epoch on standard error: seconds, the
+        training negative log-likelihood per token (the loss) and, with
+        validation data, the validation log-likelihood per token (what
+        :meth:`score` returns).
     n_jobs : int or None
         Threads for the kernels' loops over the spans of a batch.
 
@@ -152,7 +158,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
     params_ : dict of ndarray or None
         The free parameters (None for a model made by :meth:`from_model`).
     history_ : list of dict
-        Per epoch: seconds, training (and validation) log-likelihood per word.
+        One record per epoch (``warm_start`` continues it): ``epoch``,
+        ``label``, ``loss`` (the training negative log-likelihood per token),
+        ``seconds``, ``elapsed`` and ``validation_score`` (the validation
+        log-likelihood per token, or None).
     n_iter_ : int
         Epochs run.
     """
@@ -182,6 +191,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         max_vocabulary=10000,
         min_frequency=1,
         n_iter_no_change=5,
+        validation_fraction=None,
         max_grad_norm=3.0,
         warm_start=False,
         random_state=None,
@@ -200,6 +210,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         self.max_vocabulary = max_vocabulary
         self.min_frequency = min_frequency
         self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.max_grad_norm = max_grad_norm
         self.warm_start = warm_start
         self.random_state = random_state
