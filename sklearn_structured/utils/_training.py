@@ -241,9 +241,11 @@ class EpochTrainer(ABC):
             self.epoch_done(record)
             if verbose:
                 pace = (time.perf_counter() - start) / n_run
-                print(progress_line(name, record.label, record.seconds, record.loss, score,
-                                    record.fields, remaining=pace * (n_epochs - n_run)),
-                      file=sys.stderr, flush=True)
+                line = progress_line(name, record.label, record.seconds, record.loss, score,
+                                     record.fields, remaining=pace * (n_epochs - n_run))
+                # one write per line, so lines from threads (jackknife folds) never interleave
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
             if keep_best:
                 if score > best_score:
                     best_score, best, stale = score, self.snapshot(), 0
