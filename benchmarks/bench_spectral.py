@@ -174,11 +174,8 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
     true span of O in its place, the moments counted on the same trees."""
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._kernels import count_moments
-    from sklearn_structured.spectral._scorer import (
-        _EMIterations,
-        operators_from_moments,
-        spectral_em_start,
-    )
+    from sklearn_structured.spectral._moments import operators_from_moments, spectral_em_start
+    from sklearn_structured.spectral._scorer import _EMIterations
     from sklearn_structured.utils import pack_ragged
 
     est = SpectralTreeScorer(n_components=n_states, estimator="spectral+em", n_init=1,
@@ -251,7 +248,7 @@ def span(n_states, vocabulary_size, sizes):
 
     from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._scorer import _cooccurrences
+    from sklearn_structured.spectral._moments import cooccurrences
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_ud_treebank("en_ewt", "train")
@@ -274,7 +271,7 @@ def span(n_states, vocabulary_size, sizes):
         ids, offsets = est._encode(X[:n])
         heads = pack_ragged(y[:n])[0]
         shuffled = np.random.default_rng(0).permutation(ids)
-        real, null = (randomized_svd(_cooccurrences(words, heads, offsets, len(est.vocabulary_)),
+        real, null = (randomized_svd(cooccurrences(words, heads, offsets, len(est.vocabulary_)),
                                      n_states + 2, random_state=0)[1] for words in (ids, shuffled))
         spectra.append(dict(n=n, real=real.tolist(), shuffled=null.tolist(),
                             above=int(np.count_nonzero(real > null[1]))))

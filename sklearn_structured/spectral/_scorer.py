@@ -13,61 +13,9 @@ Inside recursion (Eq. 3-4). With beta_i(h) = p(words of the subtree of i | h_i =
     beta_p = o(x_p) * prod_j (T_{d_j}^T beta_j)          (elementwise product)
     p(x | tree) = pi^T beta_root.
 
-Observable representation. Let U (n_words x k) have orthonormal columns
-spanning the column space of O, phi(x) = U^T e_x its row for word x, and
-G = U^T O (invertible). Because U U^T O = O, the emission vector is linear
-in phi: o(x) = G^T phi(x). Represent each inside vector by
-u_i = G^{-T} beta_i, so beta_i(h) = u_i . g_h. Leaves have u = phi(x).
-
-For a head p with a side-d child j, the child's contribution is the
-function h -> (T_d^T beta_j)(h) = u_j . W_d[:, h] with W_d = G T_d: the
-expected embedding of a side-d child given the head's state. Multiplying a
-function of h_p by it is, in the representation, the matrix
-
-    M_d(u) = G diag(W_d^T u) G^{-1},   so  u_p = prod_j M_{d_j}(u_j)^T phi(x_p)
-
-(the M's commute, so the order of the children is irrelevant), and
-p(x | tree) = (G pi) . u_root.
-
-Moments. Take every triple (p, j, v) of a training tree where j is a side-d
-child of p and v is another tree neighbour of p (its head or another child),
-and let psi_v be the 3k-vector holding phi(x_v) in the block of v's relation
-to p (head, left child, right child). Given h_p the three words are
-independent, with conditional means g (for x_p), W_d (for x_j) and some V
-(3k x k, for psi_v; it depends on the tree shapes of the corpus, which is
-harmless because it cancels). With rho the distribution of h_p over the
-triples,
-
-    Pair_d      = E[phi_p psi_v^T]             = G diag(rho) V^T
-    Triple_d(u) = E[(u . phi_j) phi_p psi_v^T] = G diag(rho) diag(W_d^T u) V^T
-    Triple_d(u) Pair_d^+ = G diag(W_d^T u) G^{-1} = M_d(u)
-
-(V^T has full row rank, so Pair_d^+ = (V^T)^+ diag(rho)^{-1} G^{-1}), and
-the mean root embedding is E[phi(x_root)] = G pi. Keeping the three
-relations in separate blocks matters: averaging the head and child views
-into one k-vector can make V nearly singular. Every quantity is a plain
-average of products of word embeddings over the training trees, so by the
-law of large numbers the plug-in estimate of p(x | tree) converges to the
-truth for any fixed (sentence, tree) as the number of training trees grows,
-provided U converges to a basis of the column space of O and ``rcond`` is
-below the smallest relative singular value of the population Pair_d. These
-are the paper's quantities in another arrangement: Pair_d and Triple_d are
-its child-parent bigrams Sigma and child-parent-child trigrams K (Section
-3.2), the mean root embedding its c_1, and M_d(u) its D(E^T u) (Section 3.3).
-
-U is estimated from word co-occurrences (each word against the word before
-it, after it, and its head): every such co-occurrence matrix is O times a
-rank-k matrix, so its top-k left singular vectors span the column space of O
-in the population. ``embedding="svd"`` (the default) takes them from the
-count matrix; ``embedding="cca"`` from the count matrix scaled by the inverse
-square roots of word and context frequencies and maps them back with the
-square roots of the word frequencies, which keeps the same population span
-but, at treebank size, leaves much more of O outside it.
-
-The pair matrices are inverted in a whitened basis: each is multiplied by
-the inverse square roots of the second moments of its two views, so its
-singular values are canonical correlations and ``rcond`` cuts on them (the
-rank kept is ``rank_``), not on products of word frequencies.
+The spectral estimator computes p(words | tree) bottom up with observable
+operators estimated from moments of word embeddings over head-child-neighbour
+triples; :mod:`._moments` derives them and estimates them.
 
 Estimated probabilities can be zero or negative (sampling noise, and on real
 text a model that does not hold); ``nonpositive_share_`` is their share on
@@ -81,16 +29,14 @@ Maximum likelihood. ``estimator="em"`` fits pi, T and O by EM on the given
 trees (the E-step is inside-outside on each tree, O(n k^2),
 :func:`sklearn_structured.kernels.latent_tree.expected_counts`), from a
 random start; ``estimator="spectral+em"`` starts EM from the emissions read
-off the spectral estimate (:func:`probabilities_from_operators`), with flat
+off the spectral estimate (:func:`._moments.spectral_em_start`), with flat
 pi and T.
 """
 
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.latent_tree import exact_log_probs, expected_counts
@@ -107,32 +53,19 @@ from ..utils import (
     pack_ragged,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
-from ._kernels import count_moments, spectral_log_probs
+from ._kernels import spectral_log_probs
+from ._moments import (
+    cooccurrences,
+    estimate_operators,
+    simplex_columns,
+    spectral_em_start,
+    word_embedding,
+)
 
 
 def _corpus_field(token_field):
     """The corpus field read for ``token_field``: forms are modelled lower-cased."""
     return "lower" if token_field == "form" else token_field
-
-
-def _cooccurrences(ids, heads, offsets, n_words):
-    """Counts of (word, context) with contexts: previous word, next word, head word."""
-    position = np.arange(ids.shape[0])
-    sentence_start = np.repeat(offsets[:-1], np.diff(offsets))
-    rows, cols = [], []
-    has_prev = position > sentence_start
-    rows.append(ids[has_prev])
-    cols.append(ids[position[has_prev] - 1])
-    has_next = np.zeros_like(has_prev)
-    has_next[:-1] = has_prev[1:]
-    rows.append(ids[has_next])
-    cols.append(n_words + ids[position[has_next] + 1])
-    if heads is not None:
-        has_head = heads > 0
-        rows.append(ids[has_head])
-        cols.append(2 * n_words + ids[sentence_start[has_head] + heads[has_head] - 1])
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n_words, 3 * n_words))
 
 
 def strip_punctuation_from_trees(sentences, heads):
@@ -168,120 +101,6 @@ def strip_punctuation_from_trees(sentences, heads):
             [new_heads[new_offsets[i]:new_offsets[i + 1]] for i in range(len(heads))])
 
 
-def _inverse_sqrt(second, eps=1e-12):
-    """Symmetric (pseudo-)inverse square root of a second-moment matrix."""
-    values, vectors = np.linalg.eigh(second)
-    keep = values > eps * max(values.max(), 0.0)
-    return (vectors[:, keep] / np.sqrt(values[keep])) @ vectors[:, keep].T
-
-
-def operators_from_moments(pairs, triples, head_second=None, view_second=None, rcond=1e-15):
-    """``operators[d, a, b, :] = triples[d, a, b, :] @ pinv_d``, i.e.
-    M_d(u)^T w = sum_ab u_a w_b operators[d, a, b, :], and the rank kept in
-    each ``pinv_d``. Moments may be sums or means alike.
-
-    ``pinv_d`` is a rank-truncated inverse of ``pairs[d]``. Given the second
-    moments of its two views, the pair matrix is first whitened,
-    ``C_head^{-1/2} pairs[d] C_view^{-1/2}``, so that its singular values
-    are canonical correlations, not products of word frequencies; singular
-    values below ``rcond`` times the largest are dropped in that basis. In
-    the population the whitened matrix has rank k and the inverse is exact
-    (``pairs[d] @ pinv_d = I``). Without second moments the cut is made on
-    ``pairs[d]`` itself.
-    """
-    operators, ranks = [], []
-    for d in range(2):
-        k = pairs[d].shape[0]
-        left = np.eye(k) if head_second is None else _inverse_sqrt(head_second[d])
-        right = np.eye(pairs[d].shape[1]) if view_second is None else _inverse_sqrt(view_second[d])
-        u, sv, vt = np.linalg.svd(left @ pairs[d] @ right, full_matrices=False)
-        rank = int(np.count_nonzero(sv > rcond * sv[0])) if sv[0] > 0 else 0
-        inverse = right @ (vt[:rank].T / sv[:rank]) @ u[:, :rank].T @ left
-        operators.append(np.einsum("abc,cd->abd", triples[d], inverse))
-        ranks.append(rank)
-    return np.stack(operators), np.array(ranks)
-
-
-def _simplex_columns(matrix, floor=1e-10):
-    """Project each column to a probability vector: clip below ``floor``, renormalise."""
-    matrix = np.maximum(matrix, floor)
-    return matrix / matrix.sum(axis=0, keepdims=True)
-
-
-def _real_eigenbasis(values, vectors):
-    """A real basis of the eigenspaces: a complex-conjugate pair of
-    eigenvectors is replaced by the real and imaginary parts of one of them
-    (taking both real parts would give the same column twice)."""
-    basis = vectors.real.copy()
-    i = 0
-    while i < len(values):
-        if values[i].imag != 0 and i + 1 < len(values):
-            basis[:, i + 1] = vectors[:, i].imag
-            i += 2
-        else:
-            i += 1
-    return basis
-
-
-def _off_diagonal_share(basis, operators):
-    """Share of the squared norm of every ``basis^-1 M_d(e_a) basis`` off the diagonal."""
-    D = np.einsum("ij,dajk,kl->dail", np.linalg.pinv(basis), operators, basis)
-    diagonal = np.einsum("daii->dai", D)
-    return float(1.0 - (diagonal ** 2).sum() / max((D ** 2).sum(), np.finfo(float).tiny))
-
-
-_N_MIXES = 20
-
-
-def probabilities_from_operators(embedding, root_vector, operators, rng):
-    """(pi, T, O) of the hidden-state model read off spectral estimates.
-
-    In the population every M_d(u) = G diag(W_d^T u) G^{-1} with G = U^T O,
-    so any random combination of the operators of both sides has the
-    columns of G as eigenvectors (up to scale). Then O = U G with columns
-    scaled to sum one, W_d[a, h] is the h-th eigenvalue of M_d(e_a),
-    T_d = G^{-1} W_d and pi = G^{-1} (G pi). Estimated operators are not
-    jointly diagonalisable and a random combination often has complex
-    eigenvalues, so ``_N_MIXES`` combinations are tried, each read as a
-    real basis, and the one whose basis leaves the least of all 2k
-    operators off the diagonal is kept; every distribution is then clipped
-    to the simplex: a starting point for EM, not an estimator of its own.
-    """
-    k = embedding.shape[1]
-    best_share, G = np.inf, None
-    for _ in range(_N_MIXES):
-        # operators[d, a] is M_d(e_a)
-        mixed = sum(np.einsum("a,abc->bc", rng.normal(size=k), operators[d]) for d in range(2))
-        basis = _real_eigenbasis(*np.linalg.eig(mixed))
-        share = _off_diagonal_share(basis, operators)
-        if share < best_share:
-            best_share, G = share, basis
-    total = embedding.sum(axis=0) @ G  # column sums of U G
-    G = G / np.where(np.abs(total) > 1e-12, total, 1.0)
-    G_inverse = np.linalg.pinv(G)
-    emissions = _simplex_columns(embedding @ G)
-    transitions = np.empty((2, k, k))
-    for d in range(2):
-        W = np.array([np.diag(G_inverse @ operators[d, a] @ G) for a in range(k)])
-        transitions[d] = _simplex_columns(G_inverse @ W)
-    start = _simplex_columns((G_inverse @ root_vector)[:, None])[:, 0]
-    return start, transitions, emissions
-
-
-def spectral_em_start(embedding, root_vector, operators, rng):
-    """The ``"spectral+em"`` start ``(pi, T, O)``: the emissions read off the
-    operators, with flat pi and T.
-
-    Only the emissions: T = G^-1 W compounds the error of two estimated
-    inverses and, at treebank size, starts EM in a worse optimum; with flat
-    pi and T the first E-step places each token's state by its word alone
-    and the M-step estimates T.
-    """
-    emissions = probabilities_from_operators(embedding, root_vector, operators, rng)[2]
-    k = emissions.shape[1]
-    return np.full(k, 1.0 / k), np.full((2, k, k), 1.0 / k), emissions
-
-
 class _EMIterations(EpochTrainer):
     """EM on the given trees: one iteration is an E-step (inside-outside over
     every training sentence, on threads) and an M-step (normalised expected
@@ -312,9 +131,9 @@ class _EMIterations(EpochTrainer):
         a = self.scorer.pseudo_count
         # the tiny floor only keeps a never-used state's column from being 0 / 0
         tiny = np.finfo(float).tiny
-        self.params = (_simplex_columns((root + a)[:, None], tiny)[:, 0],
-                       np.stack([_simplex_columns(transition[d] + a, tiny) for d in range(2)]),
-                       _simplex_columns(emission + a, tiny))
+        self.params = (simplex_columns((root + a)[:, None], tiny)[:, 0],
+                       np.stack([simplex_columns(transition[d] + a, tiny) for d in range(2)]),
+                       simplex_columns(emission + a, tiny))
         previous = self.log_likelihoods[-1] if self.log_likelihoods else -np.inf
         self.log_likelihoods.append(per_token)
         self.converged = per_token - previous < self.scorer.tol * abs(per_token)
@@ -561,16 +380,14 @@ class SpectralTreeScorer(SentenceEstimator):
         return self
 
     def _fit_spectral(self, ids, flat_heads, offsets, extra, rng):
-        counts = _cooccurrences(ids, flat_heads, offsets, len(self.vocabulary_))
+        counts = cooccurrences(ids, flat_heads, offsets, len(self.vocabulary_))
         if extra:
             extra_ids, extra_offsets = self._encode(extra)
-            counts = counts + _cooccurrences(extra_ids, None, extra_offsets, len(self.vocabulary_))
-        self.embedding_ = self._fit_embedding(counts, rng)
-        root_sum, pairs, triples, head_second, view_second = count_moments(
-            ids, flat_heads, offsets, self.embedding_)
-        self.root_vector_ = root_sum / np.count_nonzero(flat_heads == 0)
-        self.operators_, self.rank_ = operators_from_moments(pairs, triples, head_second,
-                                                             view_second, self.rcond)
+            counts = counts + cooccurrences(extra_ids, None, extra_offsets, len(self.vocabulary_))
+        self.embedding_ = word_embedding(counts, self.n_components, self.embedding, self.smoothing,
+                                         rng)
+        self.root_vector_, self.operators_, self.rank_ = estimate_operators(
+            ids, flat_heads, offsets, self.embedding_, self.rcond)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
         positive = sign > 0
@@ -588,7 +405,7 @@ class SpectralTreeScorer(SentenceEstimator):
         start = rng.dirichlet(np.ones(k))
         transitions = np.stack([rng.dirichlet(np.ones(k), size=k).T for _ in range(2)])
         frequency = np.bincount(ids, minlength=len(self.vocabulary_)) + 1.0
-        emissions = _simplex_columns(frequency[:, None] * rng.uniform(0.5, 1.5, size=(len(frequency), k)),
+        emissions = simplex_columns(frequency[:, None] * rng.uniform(0.5, 1.5, size=(len(frequency), k)),
                                      0.0)
         return start, transitions, emissions
 
@@ -609,18 +426,6 @@ class SpectralTreeScorer(SentenceEstimator):
         field = _corpus_field(self.token_field)
         corpus = encode_corpus(sentences, {field: self.vocabulary_})
         return corpus[field], corpus.offsets
-
-    def _fit_embedding(self, counts, rng):
-        k = self.n_components
-        if self.embedding == "svd":
-            left, _, _ = randomized_svd(counts, k, random_state=rng)
-            return np.ascontiguousarray(left)
-        word_freq = np.asarray(counts.sum(axis=1)).ravel() + self.smoothing
-        context_freq = np.asarray(counts.sum(axis=0)).ravel() + self.smoothing
-        scaled = sp.diags(1.0 / np.sqrt(word_freq)) @ counts @ sp.diags(1.0 / np.sqrt(context_freq))
-        left, _, _ = randomized_svd(scaled, k, random_state=rng)
-        basis, _ = np.linalg.qr(np.sqrt(word_freq)[:, None] * left)
-        return np.ascontiguousarray(basis)
 
     def _pairs(self, X, y):
         """Packed word ids, heads and offsets of the (sentence, tree) pairs."""
