@@ -139,7 +139,7 @@ def test_pipeline_with_a_jackknifed_tagger(sample):
         ("tag", EasyFirstBeamTagger(target="upos", beam_size=1, n_epochs=3, n_folds=3,
                                     random_state=0)),
         ("rerank", NBestReranker(TagPairParser(), scorers=(SpectralTreeScorer(
-            n_components=3, n_init=1, max_iter=5, strip_punctuation=True),),
+            n_components=3, n_init=1, n_epochs=5, strip_punctuation=True),),
             n_best=5, cv=2, n_epochs=2, random_state=0)),
     ]).fit(X_train, y_train)
     jackknifed = clone(pipe)[:-1].fit_transform(X_train, y_train)
