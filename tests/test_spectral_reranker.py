@@ -113,10 +113,37 @@ def test_prefit_parser_and_given_lists(sample):
                              random_state=0).fit(X[:200], y[:200], train_nbest=lists)
     assert reranker.parser_ is parser
     assert reranker.coef_.shape == (n_template_features(len(reranker.tag_vocabulary_)) + 1,)
+    assert reranker.coef_.dtype == np.float32
     with pytest.raises(ValueError, match="train_nbest"):
         reranker.fit(X[:200], y[:200], train_nbest=lists[:10])
     with pytest.raises(ValueError, match=r"X\[1\]"):
         reranker.predict(X[:2], nbest=[lists[0], []])
+    # validation_fraction holds out each list with its sentence; the held-out
+    # sentences are scored as score() scores them (the fitted parser's lists)
+    held = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
+                         validation_fraction=0.25, random_state=0).fit(
+                             X[:200], y[:200], train_nbest=lists)
+    out = np.sort(np.random.RandomState(0).permutation(200)[:50])
+    assert len(held.history_) == 2
+    assert held.history_[-1]["validation_score"] == held.score([X[i] for i in out],
+                                                               [y[i] for i in out])
+    kept = np.setdiff1d(np.arange(200), out)
+    trained_on_kept = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
+                                    random_state=0).fit([X[i] for i in kept], [y[i] for i in kept],
+                                                        train_nbest=[lists[i] for i in kept])
+    np.testing.assert_array_equal(held.coef_, trained_on_kept.coef_)
+
+
+def test_fold_lines_on_stderr_name_their_fold(sample, capsys):
+    X, y = sample
+    NBestReranker(TagPairParser(), scorers=(), n_best=3, cv=2, n_epochs=2, random_state=0,
+                  verbose=2).fit(X[:40], y[:40])
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 4
+    assert lines[0].startswith("[NBestReranker] fold 1 of 2: ")
+    assert lines[1].startswith("[NBestReranker] fold 2 of 2: ")
+    assert lines[3].startswith("[NBestReranker] epoch 2: ")
 
 
 def test_api(sample):
