@@ -31,6 +31,7 @@ def pair_log_probs(est, X, y):
     return est.score_samples(X, y)
 
 
+@pytest.mark.slow
 def test_consistency_on_the_generating_model():
     """Relative error of p_hat shrinks with more trees; log p_hat tracks log p."""
     X, y, log_prob = make_latent_tree_corpus(40500, 3, 60, random_state=1)
@@ -99,6 +100,7 @@ def run_history(est, field, run=1):
     return np.array([h[field] for h in est.history_ if h["run"] == run])
 
 
+@pytest.mark.slow
 def test_em_likelihood_never_decreases_and_spectral_start_helps():
     X, y, log_prob = make_latent_tree_corpus(5000, 3, 40, random_state=6)
     X_val, y_val = X[4000:], y[4000:]
@@ -273,6 +275,7 @@ def gold_beats_perturbed(est, X, y, seed=0):
     return np.mean(est.score_samples(X, y) > est.score_samples(X, perturbed))
 
 
+@pytest.mark.slow
 def test_learns_real_trees_on_the_embedded_sample():
     """Gold trees of held-out EWT sentences score above the same sentences
     with one token reattached more often than chance (0.5)."""
@@ -281,6 +284,7 @@ def test_learns_real_trees_on_the_embedded_sample():
     assert gold_beats_perturbed(est, X[300:], y[300:]) > 0.6
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
                     reason="SKLEARN_STRUCTURED_DATA is not set (needs UD English EWT)")
 def test_learns_real_trees_on_ewt():
