@@ -108,14 +108,14 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
         for seed in seeds:
             tic = time.process_time()
             # one EM run per fit: bar 3 compares the two starts
-            est = SpectralTreeScorer(n_components=n_states, estimator=estimator, max_iter=max_iter,
+            est = SpectralTreeScorer(n_components=n_states, method=estimator, n_epochs=max_iter,
                                      n_init=1, random_state=seed).fit(X, y, X_val=X_dev, y_val=y_dev)
             seconds = time.process_time() - tic
             run = dict(estimator=estimator, seed=seed, fit_seconds=seconds,
                        dev_log_likelihood=est.score(X_dev, y_dev))
             if estimator != "spectral":
                 run.update(n_iter=est.n_iter_, converged=bool(est.converged_),
-                           validation_curve=est.validation_log_likelihoods_)
+                           validation_curve=[h["validation_score"] for h in est.history_])
             if estimator != "em":
                 run.update(rank=est.rank_.tolist(), nonpositive_train=est.nonpositive_share_)
             figures["runs"].append(run)
@@ -135,11 +135,11 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     # bar 2 is about the default scorer: its estimator with its n_init runs, every seed
     figures["default"] = dict(agreement=[], correlation=[])
     for seed in seeds:
-        default = SpectralTreeScorer(n_components=n_states, max_iter=max_iter, random_state=seed).fit(X, y)
+        default = SpectralTreeScorer(n_components=n_states, n_epochs=max_iter, random_state=seed).fit(X, y)
         for key, value in agreement(default).items():
             figures["default"][key].append(value)
         print("default", seed, figures["default"]["agreement"][-1], flush=True)
-    figures["default"].update(estimator=default.estimator, n_init=default.n_init,
+    figures["default"].update(estimator=default.method, n_init=default.n_init,
                               combine_runs=default.combine_runs)
     figures["true_span"] = true_span_start(X, y, X_dev, y_dev, model, n_states, seeds[0], max_iter)
     return figures
@@ -172,19 +172,16 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
     true span of O in its place, the moments counted on the same trees."""
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._kernels import count_moments
-    from sklearn_structured.spectral._scorer import (
-        _EMIterations,
-        operators_from_moments,
-        spectral_em_start,
-    )
+    from sklearn_structured.spectral._moments import operators_from_moments, spectral_em_start
+    from sklearn_structured.spectral._scorer import _EMIterations
     from sklearn_structured.utils import pack_ragged
 
-    est = SpectralTreeScorer(n_components=n_states, estimator="spectral+em", n_init=1,
-                             max_iter=max_iter, random_state=seed).fit(X, y)
+    est = SpectralTreeScorer(n_components=n_states, method="spectral+em", n_init=1,
+                             n_epochs=max_iter, random_state=seed).fit(X, y)
     ids, offsets = est._encode(X)
     heads = pack_ragged(y)[0]
     val_ids, val_offsets = est._encode(X_dev)
-    validation = (val_ids, pack_ragged(y_dev)[0], val_offsets, val_ids.shape[0])
+    validation = (val_ids, pack_ragged(y_dev)[0], val_offsets)
     O = _true_emission_rows(est, model)
     rows = []
     for name, U in (("estimated (svd)", est.embedding_), ("true span of O", np.linalg.qr(O)[0])):
@@ -193,13 +190,14 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
         start = spectral_em_start(U, root_sum / np.count_nonzero(heads == 0), operators,
                                   np.random.default_rng(seed))
         emissions = start[2]
-        run = _EMIterations(est, (ids, heads, offsets), ids.shape[0], start, validation)
+        run = _EMIterations(est, (ids, heads, offsets), start)
+        run.history = []
         run.run(max_iter, name="true_span", verbose=0, validation=validation)
         cosines = _matched_cosines(emissions, O)
         rows.append(dict(embedding=name, missed=float(np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O)),
                          cosine_mean=float(cosines.mean()), cosine_min=float(cosines.min()),
-                         first=run.validation_log_likelihoods[0], final=run.validation_log_likelihoods[-1],
-                         n_iter=len(run.log_likelihoods)))
+                         first=run.history[0]["validation_score"],
+                         final=run.history[-1]["validation_score"], n_iter=run.n_iter))
         print("true_span", rows[-1], flush=True)
     return dict(seed=seed, rows=rows)
 
@@ -212,7 +210,7 @@ def speed(n_components, repeats):
 
     X, y = load_ud_treebank("en_ewt", "train")
     X_test, y_test = load_ud_treebank("en_ewt", "test")
-    est = SpectralTreeScorer(n_components=n_components, estimator="spectral",
+    est = SpectralTreeScorer(n_components=n_components, method="spectral",
                              random_state=0).fit(X, y)
     ids, heads, offsets = est._pairs(X_test, y_test)
     k = n_components
@@ -244,7 +242,7 @@ def span(n_states, vocabulary_size, sizes):
 
     from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._scorer import _cooccurrences
+    from sklearn_structured.spectral._moments import cooccurrences
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_ud_treebank("en_ewt", "train")
@@ -253,7 +251,7 @@ def span(n_states, vocabulary_size, sizes):
     rows, spectra = [], []
     for n in sizes:
         for embedding in ("svd", "cca"):
-            est = SpectralTreeScorer(n_components=n_states, estimator="spectral", embedding=embedding,
+            est = SpectralTreeScorer(n_components=n_states, method="spectral", embedding=embedding,
                                      random_state=0).fit(X[:n], y[:n])
             O = _true_emission_rows(est, model)
             O[0] = 0.0  # the unknown word is not in the population span
@@ -267,7 +265,7 @@ def span(n_states, vocabulary_size, sizes):
         ids, offsets = est._encode(X[:n])
         heads = pack_ragged(y[:n])[0]
         shuffled = np.random.default_rng(0).permutation(ids)
-        real, null = (randomized_svd(_cooccurrences(words, heads, offsets, len(est.vocabulary_)),
+        real, null = (randomized_svd(cooccurrences(words, heads, offsets, len(est.vocabulary_)),
                                      n_states + 2, random_state=0)[1] for words in (ids, shuffled))
         spectra.append(dict(n=n, real=real.tolist(), shuffled=null.tolist(),
                             above=int(np.count_nonzero(real > null[1]))))
@@ -284,12 +282,12 @@ def ewt_fit(n_components, seeds):
 
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
-    SpectralTreeScorer(n_components=2, max_iter=2, random_state=0).fit(X[:100], y[:100])  # compile
+    SpectralTreeScorer(n_components=2, n_epochs=2, random_state=0).fit(X[:100], y[:100])  # compile
     runs = []
     for estimator in ("spectral", "em", "spectral+em"):
         for seed in seeds:
             tic = time.process_time()
-            est = SpectralTreeScorer(n_components=n_components, estimator=estimator,
+            est = SpectralTreeScorer(n_components=n_components, method=estimator,
                                      random_state=seed).fit(X, y)
             run = dict(estimator=estimator, seed=seed, fit_seconds=time.process_time() - tic,
                        n_init=est.n_init)
@@ -367,7 +365,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
         fit_part, held_part = np.sort(order[len(X) // 3:]), np.sort(order[:len(X) // 3])
         for estimator in selection_estimators:
             scorers = () if estimator == "none" else (
-                SpectralTreeScorer(**scorer_params, estimator=estimator),)
+                SpectralTreeScorer(**scorer_params, method=estimator),)
             tic = time.process_time()
             pred = reranked(scorers, seed, pick(X, fit_part), pick(y, fit_part),
                             pick(train_nbest, fit_part), pick(X, held_part), pick(train_nbest, held_part))
@@ -379,7 +377,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
     # the estimator that reranks the held-out training lists best on average is
     # the one tested, unless its lead over the scorer's default is within one
     # paired standard error over the seeds: a tie, which goes to the default
-    default = SpectralTreeScorer().estimator
+    default = SpectralTreeScorer().method
     means = {e: np.mean(v["uas"]) for e, v in figures["selection"].items() if e != "none"}
     chosen = max(means, key=means.get, default=default)
     if default in means and chosen != default and len(selection_seeds) > 1:
@@ -395,7 +393,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
     scored = [np.array([not is_punctuation(t) for t in s]) for s in X_test]
     correct = {}
     for name, scorers in (("baseline", ()),
-                          ("spectral", (SpectralTreeScorer(**scorer_params, estimator=chosen),))):
+                          ("spectral", (SpectralTreeScorer(**scorer_params, method=chosen),))):
         tic = time.process_time()
         figures[f"{name}_uas"] = []
         correct[name] = np.zeros(len(X_test))
@@ -437,7 +435,7 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
                           for gold, m, lst in zip(y_test, scored, test_nbest))
     rows = []
     for estimator in ("spectral", "em", "spectral+em"):
-        scorer = SpectralTreeScorer(**scorer_params, estimator=estimator, random_state=0).fit(X, y)
+        scorer = SpectralTreeScorer(**scorer_params, method=estimator, random_state=0).fit(X, y)
         picked, above_gold, floored, n_candidates = [], 0, 0, 0
         for sentence, gold, lst in zip(X_test, y_test, test_nbest):
             heads = [h for h, _ in lst]
@@ -605,7 +603,7 @@ def render(cache):
     if weaker:
         parts.append("Earlier runs on n-best lists from a weaker base parser: " + " ".join(
             f"LowRankTensorParser(n_epochs={r['parser_epochs']}, gamma={r['parser_gamma']:g}) "
-            f"lists (test UAS {100 * r['base_uas']:.2f}), SpectralTreeScorer(estimator={r['chosen']!r}, "
+            f"lists (test UAS {100 * r['base_uas']:.2f}), SpectralTreeScorer(method={r['chosen']!r}, "
             f"n_components={r['scorer']['n_components']}"
             + (", strip_punctuation=True" if r["scorer"].get("strip_punctuation") else "")
             + f"): gain {100 * (np.mean(r['spectral_uas']) - np.mean(r['baseline_uas'])):+.2f} on the "
@@ -640,7 +638,7 @@ def rerank_tables(r):
     gains = 100 * (np.array(r["spectral_uas"]) - np.array(r["baseline_uas"]))
     rows = [[f"{base_name} (no reranking)", f"{100 * r['base_uas']:.2f}"],
             ["reranker, baseline POS features", mean_sd(r["baseline_uas"])],
-            [f"reranker, baseline + SpectralTreeScorer(estimator={r['chosen']!r}) log p",
+            [f"reranker, baseline + SpectralTreeScorer(method={r['chosen']!r}) log p",
              mean_sd(r["spectral_uas"])],
             [f"oracle of the {r['n_best']}-best lists", f"{100 * r['oracle_uas']:.2f}"]]
     # runs before the choice went over several seeds stored one figure per estimator
@@ -759,7 +757,7 @@ def rerank_reading(r):
            f"{100 * (sel['spectral'] - sel['none']):+.2f} UAS, the EM-fitted model "
            f"{100 * (sel['em'] - sel['none']):+.2f} (random start) and "
            f"{100 * (sel['spectral+em'] - sel['none']):+.2f} (spectral start). ")
-        + f"On the test lists, SpectralTreeScorer(estimator={r['chosen']!r}, {scorer}) with its "
+        + f"On the test lists, SpectralTreeScorer(method={r['chosen']!r}, {scorer}) with its "
         f"random_state {r.get('scorer_seeds', '0 in every seed')} adds {gains.mean():+.2f} on the "
         f"mean of {len(gains)} seeds (per seed " + ", ".join(f"{g:+.2f}" for g in gains)
         + f"; 95% CI [{100 * r['gain_ci'][0]:+.2f}, {100 * r['gain_ci'][1]:+.2f}]).")

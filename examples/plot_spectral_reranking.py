@@ -31,7 +31,7 @@ X_test, y_test, truth = X[-500:], y[-500:], log_prob[-500:]
 sizes = [300, 1000, 3000, 10000, 30000]
 mean_error, median_error = [], []
 for n in sizes:
-    scorer = SpectralTreeScorer(n_components=3, estimator="spectral", min_count=1,
+    scorer = SpectralTreeScorer(n_components=3, method="spectral", min_count=1,
                                 random_state=0).fit(X[:n], y[:n])
     error = np.abs(np.exp(scorer.score_samples(X_test, y_test) - truth) - 1)
     mean_error.append(error.mean())

@@ -19,7 +19,7 @@ def test_api():
     X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=0)
     check_structured_estimator(
         SpectralTreeScorer(n_components=3, random_state=0), X, y,
-        param_grid={"n_components": [2, 3], "estimator": ["spectral", "spectral+em"]},
+        param_grid={"n_components": [2, 3], "method": ["spectral", "spectral+em"]},
         predict=lambda est, X_: pair_log_probs(est, X_, y),
     )
 
@@ -31,13 +31,14 @@ def pair_log_probs(est, X, y):
     return est.score_samples(X, y)
 
 
+@pytest.mark.slow
 def test_consistency_on_the_generating_model():
     """Relative error of p_hat shrinks with more trees; log p_hat tracks log p."""
     X, y, log_prob = make_latent_tree_corpus(40500, 3, 60, random_state=1)
     X_test, y_test, truth = X[-500:], y[-500:], log_prob[-500:]
     errors = []
     for n in (1000, 40000):
-        est = SpectralTreeScorer(n_components=3, estimator="spectral", min_count=1,
+        est = SpectralTreeScorer(n_components=3, method="spectral", min_count=1,
                                  random_state=0).fit(X[:n], y[:n])
         estimate = est.score_samples(X_test, y_test)
         errors.append(np.median(np.abs(np.exp(estimate - truth) - 1)))
@@ -48,7 +49,7 @@ def test_consistency_on_the_generating_model():
 
 def test_floored_estimates_are_flagged_and_finite():
     X, y, _ = make_latent_tree_corpus(300, 4, 100, random_state=2)
-    est = SpectralTreeScorer(n_components=4, estimator="spectral", rcond=0.0,
+    est = SpectralTreeScorer(n_components=4, method="spectral", rcond=0.0,
                              random_state=0).fit(X[:200], y[:200])
     log_prob, floored = est.score_samples(X[200:], y[200:], return_flags=True)
     assert floored.any(), "small samples give some non-positive estimates"
@@ -74,7 +75,7 @@ def test_svd_embedding_keeps_the_span_of_the_emissions():
     X, y, _, model = make_latent_tree_corpus(3000, 5, 300, random_state=4, return_model=True)
     missed = {}
     for embedding in ("svd", "cca"):
-        est = SpectralTreeScorer(n_components=5, estimator="spectral", embedding=embedding,
+        est = SpectralTreeScorer(n_components=5, method="spectral", embedding=embedding,
                                  min_count=1, random_state=0).fit(X, y)
         O = model_rows(est, model)
         U = est.embedding_
@@ -87,40 +88,70 @@ def test_whitened_cut_keeps_every_state():
     """On data from the model the whitened pair matrices keep rank k at the
     default rcond; the probabilities' scale no longer decides what survives."""
     X, y, _ = make_latent_tree_corpus(3000, 4, 60, random_state=5)
-    est = SpectralTreeScorer(n_components=4, estimator="spectral", min_count=1,
+    est = SpectralTreeScorer(n_components=4, method="spectral", min_count=1,
                              random_state=0).fit(X, y)
     assert list(est.rank_) == [4, 4]
     est.set_params(rcond=0.999).fit(X, y)
     assert list(est.rank_) == [1, 1]
 
 
+def run_history(est, field, run=1):
+    """``field`` of every history record of EM run ``run``."""
+    return np.array([h[field] for h in est.history_ if h["run"] == run])
+
+
+@pytest.mark.slow
 def test_em_likelihood_never_decreases_and_spectral_start_helps():
     X, y, log_prob = make_latent_tree_corpus(5000, 3, 40, random_state=6)
     X_val, y_val = X[4000:], y[4000:]
-    fits = {name: SpectralTreeScorer(n_components=3, estimator=name, min_count=1, pseudo_count=0.0,
-                                     max_iter=15, tol=0.0, random_state=0).fit(
+    fits = {name: SpectralTreeScorer(n_components=3, method=name, min_count=1, pseudo_count=0.0,
+                                     n_epochs=15, tol=0.0, random_state=0).fit(
                                          X[:4000], y[:4000], X_val=X_val, y_val=y_val)
             for name in ("em", "spectral+em")}
     for est in fits.values():
-        assert np.all(np.diff(est.log_likelihoods_) >= -1e-10)
-        assert est.n_iter_ == 15 and len(est.validation_log_likelihoods_) == 15
+        for run in (1, 2):
+            assert np.all(np.diff(run_history(est, "loss", run)) <= 1e-10)
+        assert est.n_iter_ == 15 and len(est.history_) == 2 * 15
     # from the spectral emissions EM is near the truth within a few iterations
     # and ahead of the random start at every one
     truth = log_prob[4000:].sum() / sum(len(s) for s in X_val)
-    spectral, random = (np.array(fits[name].validation_log_likelihoods_)
-                        for name in ("spectral+em", "em"))
+    spectral, random = (run_history(fits[name], "validation_score") for name in ("spectral+em", "em"))
     assert spectral[4] > truth - 0.03
     assert np.all(spectral > random)
 
 
 def test_em_converges_and_reports(capsys):
     X, y, _ = make_latent_tree_corpus(300, 3, 30, random_state=7)
-    est = SpectralTreeScorer(n_components=3, estimator="em", tol=1e-3, max_iter=500, n_init=1,
+    est = SpectralTreeScorer(n_components=3, method="em", tol=1e-3, n_epochs=500, n_init=1,
                              verbose=1, random_state=0).fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
     assert est.converged_ and est.n_iter_ < 500
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == est.n_iter_
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == est.n_iter_ == len(est.history_)
     assert lines[0].startswith("[SpectralTreeScorer] iteration 1:") and "validation score" in lines[0]
+
+
+def test_early_stopping_keeps_each_runs_best_iteration_and_the_best_run():
+    """With n_iter_no_change, a run stops after that many iterations without a
+    better validation score and keeps its best; "best" keeps the run whose kept
+    iteration scores best, so the model scores the validation data as the
+    best record of the history."""
+    X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=10)
+    X_val, y_val = X[300:], y[300:]
+    est = SpectralTreeScorer(n_components=3, method="em", n_epochs=200, tol=0.0, n_init=3,
+                             combine_runs="best", n_iter_no_change=2, pseudo_count=0.0,
+                             random_state=0).fit(X[:300], y[:300], X_val=X_val, y_val=y_val)
+    scores = [h["validation_score"] for h in est.history_]
+    assert est.score(X_val, y_val) == pytest.approx(max(scores), abs=1e-12)
+    assert sorted({h["run"] for h in est.history_}) == [1, 2, 3]
+    for run in (1, 2, 3):
+        run_scores = run_history(est, "validation_score", run)
+        assert len(run_scores) < 200 and np.argmax(run_scores) == len(run_scores) - 3
+    # the method of moments is recorded as one pass, its loss the training fit
+    moments = SpectralTreeScorer(n_components=3, method="spectral", validation_fraction=0.25,
+                                 random_state=0).fit(X, y)
+    assert [h["label"] for h in moments.history_] == ["moments"]
+    assert moments.history_[0]["validation_score"] is not None
 
 
 def test_several_em_runs_are_averaged_or_the_most_likely_kept():
@@ -128,12 +159,16 @@ def test_several_em_runs_are_averaged_or_the_most_likely_kept():
     random_state); "mean" scores by the mean of the runs' log-probabilities,
     "best" keeps the most likely run."""
     X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=9)
-    params = dict(n_components=3, estimator="em", max_iter=30, random_state=0)
+    params = dict(n_components=3, method="em", n_epochs=30, random_state=0)
     one = SpectralTreeScorer(**params).fit(X, y)
     mean = SpectralTreeScorer(**params, n_init=3).fit(X, y)
     best = SpectralTreeScorer(**params, n_init=3, combine_runs="best").fit(X, y)
-    assert mean.init_log_likelihoods_[0] == one.log_likelihoods_[-1]
-    assert len(set(mean.init_log_likelihoods_)) == 3
+
+    def final_losses(est):
+        return [run_history(est, "loss", run)[-1] for run in (1, 2, 3)]
+
+    assert final_losses(mean)[0] == run_history(one, "loss")[-1]
+    assert len(set(final_losses(mean))) == 3
     assert mean.emissions_.shape[0] == 3 and best.emissions_.shape[0] == 1
     per_run = []
     for i in range(3):
@@ -141,10 +176,9 @@ def test_several_em_runs_are_averaged_or_the_most_likely_kept():
             mean.start_probs_[i:i + 1], mean.transitions_[i:i + 1], mean.emissions_[i:i + 1])
         per_run.append(one.score_samples(X, y))
     np.testing.assert_allclose(mean.score_samples(X, y), np.mean(per_run, axis=0))
-    assert best.log_likelihoods_[-1] == max(best.init_log_likelihoods_)
-    kept = int(np.argmax(best.init_log_likelihoods_))
+    kept = int(np.argmin(final_losses(best)))
     np.testing.assert_allclose(best.emissions_[0], mean.emissions_[kept])
-    assert best.n_iter_ == len(best.log_likelihoods_)
+    assert best.n_iter_ == len(run_history(best, "loss", kept + 1))
 
 
 def test_unlabeled_sentences_extend_the_vocabulary():
@@ -187,15 +221,15 @@ def test_stripped_trees_reattach_to_the_nearest_kept_ancestor():
 def test_stripped_model_ignores_where_punctuation_attaches():
     X, y = load_sample_treebank("all")
     train, held = slice(0, 250), slice(250, 330)
-    stripped = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, strip_punctuation=True,
+    stripped = SpectralTreeScorer(n_components=4, n_init=1, n_epochs=10, strip_punctuation=True,
                                   random_state=0).fit(X[train], y[train])
     # the same model as fitting on sentences stripped beforehand
-    plain = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, random_state=0).fit(
+    plain = SpectralTreeScorer(n_components=4, n_init=1, n_epochs=10, random_state=0).fit(
         *strip_punctuation_from_trees(X[train], y[train]))
     np.testing.assert_allclose(stripped.score_samples(X[held], y[held]),
                                plain.score_samples(*strip_punctuation_from_trees(X[held], y[held])))
     # move a punctuation leaf to another head: the stripped score does not move
-    full = SpectralTreeScorer(n_components=4, n_init=1, max_iter=10, random_state=0).fit(
+    full = SpectralTreeScorer(n_components=4, n_init=1, n_epochs=10, random_state=0).fit(
         X[train], y[train])
     moved_X, moved_gold, moved = [], [], []
     for sentence, heads in zip(X[held], y[held]):
@@ -241,6 +275,7 @@ def gold_beats_perturbed(est, X, y, seed=0):
     return np.mean(est.score_samples(X, y) > est.score_samples(X, perturbed))
 
 
+@pytest.mark.slow
 def test_learns_real_trees_on_the_embedded_sample():
     """Gold trees of held-out EWT sentences score above the same sentences
     with one token reattached more often than chance (0.5)."""
@@ -249,6 +284,7 @@ def test_learns_real_trees_on_the_embedded_sample():
     assert gold_beats_perturbed(est, X[300:], y[300:]) > 0.6
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
                     reason="SKLEARN_STRUCTURED_DATA is not set (needs UD English EWT)")
 def test_learns_real_trees_on_ewt():
@@ -261,7 +297,8 @@ def test_learns_real_trees_on_ewt():
 
 def test_em_threads_give_the_same_model():
     X, y, _ = make_latent_tree_corpus(400, 3, 30, random_state=8)
-    fits = [SpectralTreeScorer(n_components=3, estimator="em", max_iter=5, n_jobs=n_jobs,
+    fits = [SpectralTreeScorer(n_components=3, method="em", n_epochs=5, n_jobs=n_jobs,
                                random_state=0).fit(X, y) for n_jobs in (1, 2)]
     np.testing.assert_allclose(fits[0].emissions_, fits[1].emissions_, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(fits[0].log_likelihoods_, fits[1].log_likelihoods_, rtol=1e-12)
+    np.testing.assert_allclose([h["loss"] for h in fits[0].history_],
+                               [h["loss"] for h in fits[1].history_], rtol=1e-12)

@@ -13,7 +13,7 @@ from sklearn_structured.kernels.latent_tree import (
     expected_counts,
 )
 from sklearn_structured.spectral._kernels import count_moments, spectral_log_probs
-from sklearn_structured.spectral._scorer import (
+from sklearn_structured.spectral._moments import (
     _real_eigenbasis,
     operators_from_moments,
     probabilities_from_operators,

@@ -13,7 +13,10 @@ from sklearn_structured.metrics import attachment_score
 from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer
 from sklearn_structured.spectral._rerank_kernels import n_template_features, tree_features
 from sklearn_structured.utils import find_heads_error, token_field
-from sklearn_structured.utils.estimator_checks import check_structured_estimator
+from sklearn_structured.utils.estimator_checks import (
+    assert_same_predictions,
+    check_structured_estimator,
+)
 
 
 class TagPairParser(BaseEstimator):
@@ -87,6 +90,7 @@ def sample():
     return X, y
 
 
+@pytest.mark.slow
 def test_reranker_beats_its_base_parser_on_the_sample(sample):
     X, y = sample
     X_train, y_train, X_test, y_test = X[:300], y[:300], X[300:], y[300:]
@@ -102,7 +106,7 @@ def test_reranker_beats_its_base_parser_on_the_sample(sample):
     oracle = np.mean([max(attachment_score([g], [h], X=[x]) for h, _ in lst)
                       for x, g, lst in zip(X_test, y_test, nbest)])
     assert reranker.score(X_test, y_test) <= oracle
-    assert reranker.predict(X_test, nbest=nbest)[3].tolist() == reranker.predict(X_test)[3].tolist()
+    assert_same_predictions(reranker.predict(X_test, nbest=nbest), reranker.predict(X_test))
 
 
 def test_prefit_parser_and_given_lists(sample):
@@ -113,10 +117,37 @@ def test_prefit_parser_and_given_lists(sample):
                              random_state=0).fit(X[:200], y[:200], train_nbest=lists)
     assert reranker.parser_ is parser
     assert reranker.coef_.shape == (n_template_features(len(reranker.tag_vocabulary_)) + 1,)
+    assert reranker.coef_.dtype == np.float32
     with pytest.raises(ValueError, match="train_nbest"):
         reranker.fit(X[:200], y[:200], train_nbest=lists[:10])
     with pytest.raises(ValueError, match=r"X\[1\]"):
         reranker.predict(X[:2], nbest=[lists[0], []])
+    # validation_fraction holds out each list with its sentence; the held-out
+    # sentences are scored as score() scores them (the fitted parser's lists)
+    held = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
+                         validation_fraction=0.25, random_state=0).fit(
+                             X[:200], y[:200], train_nbest=lists)
+    out = np.sort(np.random.RandomState(0).permutation(200)[:50])
+    assert len(held.history_) == 2
+    assert held.history_[-1]["validation_score"] == held.score([X[i] for i in out],
+                                                               [y[i] for i in out])
+    kept = np.setdiff1d(np.arange(200), out)
+    trained_on_kept = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
+                                    random_state=0).fit([X[i] for i in kept], [y[i] for i in kept],
+                                                        train_nbest=[lists[i] for i in kept])
+    np.testing.assert_array_equal(held.coef_, trained_on_kept.coef_)
+
+
+def test_fold_lines_on_stderr_name_their_fold(sample, capsys):
+    X, y = sample
+    NBestReranker(TagPairParser(), scorers=(), n_best=3, cv=2, n_epochs=2, random_state=0,
+                  verbose=2).fit(X[:40], y[:40])
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 4
+    assert lines[0].startswith("[NBestReranker] fold 1 of 2: ")
+    assert lines[1].startswith("[NBestReranker] fold 2 of 2: ")
+    assert lines[3].startswith("[NBestReranker] epoch 2: ")
 
 
 def test_api(sample):
@@ -139,7 +170,7 @@ def test_pipeline_with_a_jackknifed_tagger(sample):
         ("tag", EasyFirstBeamTagger(target="upos", beam_size=1, n_epochs=3, n_folds=3,
                                     random_state=0)),
         ("rerank", NBestReranker(TagPairParser(), scorers=(SpectralTreeScorer(
-            n_components=3, n_init=1, max_iter=5, strip_punctuation=True),),
+            n_components=3, n_init=1, n_epochs=5, strip_punctuation=True),),
             n_best=5, cv=2, n_epochs=2, random_state=0)),
     ]).fit(X_train, y_train)
     jackknifed = clone(pipe)[:-1].fit_transform(X_train, y_train)
@@ -153,5 +184,5 @@ def test_pipeline_with_a_jackknifed_tagger(sample):
     assert accuracy(jackknifed) < accuracy(retagged)
     predicted = pipe.predict(X_test)
     forms_only = [[{"form": t["form"]} for t in s] for s in X_test]
-    assert [h.tolist() for h in pipe.predict(forms_only)] == [h.tolist() for h in predicted]
+    assert_same_predictions(pipe.predict(forms_only), predicted)
     assert all(find_heads_error(h) is None for h in predicted)

@@ -38,7 +38,8 @@ SMALL = {
 
     SpectralTreeScorer: dict(n_components=4, method="em", n_epochs=3, n_init=1),
 
-    NBestReranker: dict(parser=EasyFirstBeamParser(beam_size=2, n_epochs=2, hash_bits=14),
+    NBestReranker: dict(parser=LowRankTensorParser(rank=4, n_epochs=2, n_features=2**14),
+                        scorers=(SpectralTreeScorer(n_components=4, n_epochs=3, n_init=1),),
                         n_best=4, cv=2, n_epochs=3),
 
     DistroSVM: dict(n_rounds=1, n_epochs=1),

@@ -1,5 +1,5 @@
 """Numba kernels of the n-best reranker: the paper's two baseline POS
-templates and an averaged perceptron over candidate lists.
+templates and an averaged perceptron over candidate lists, one epoch a call.
 
 Candidates are packed in a :class:`CandidateLists`: ``heads`` holds every
 candidate's heads one after the other, candidate c of sentence s spans
@@ -81,6 +81,7 @@ def _candidate_features(c, length, lists, tags_s, n_tags, ids):
 
 @njit(cache=True, nogil=True)
 def _candidate_score(weights, c, length, lists, tags_s, n_tags, ids):
+    # float64 accumulation whatever the dtype of the weights
     dense = lists.dense
     n_sparse = weights.shape[0] - dense.shape[1]
     n_ids = _candidate_features(c, length, lists, tags_s, n_tags, ids)
@@ -123,45 +124,54 @@ def _feature_buffer(token_offsets):
 
 
 @njit(cache=True, nogil=True)
-def train_perceptron(lists, n_tags, correct, n_epochs, seed):
-    """Averaged perceptron (Collins 2002) that moves towards the candidate with
-    the most correct heads whenever the current best has fewer.
-
-    Returns ``(weights, running_sums, count)`` for
-    :func:`~sklearn_structured.utils._training.averaged_weights`: template
-    weights, then one per dense column.
-    """
+def epoch_orders(seed, n_sentences, n_epochs):
+    """The order of the sentences in each perceptron epoch, row by row: numba's
+    generator seeded with ``seed``, one permutation per epoch."""
     np.random.seed(seed)
-    of_sentence, token_offsets = lists.of_sentence, lists.token_offsets
-    n_sent = of_sentence.shape[0] - 1
-    size = 3 * (n_tags + 2) ** 3 + lists.dense.shape[1]
-    weights = np.zeros(size)
-    accumulated = np.zeros(size)
+    orders = np.empty((n_epochs, n_sentences), dtype=np.int64)
+    for epoch in range(n_epochs):
+        orders[epoch] = np.random.permutation(n_sentences)
+    return orders
+
+
+@njit(cache=True, nogil=True)
+def perceptron_epoch(lists, n_tags, correct, order, weights, sums, count):
+    """One pass of the averaged perceptron (Collins 2002) over the lists, in
+    ``order``: it moves towards the candidate with the most correct heads
+    whenever the current best has fewer.
+
+    ``weights`` (template weights, then one per dense column), ``sums`` and
+    ``count`` are a :func:`~sklearn_structured.utils.perceptron_state`'s
+    float64 arrays, updated in place; ``count`` goes up by one per list with
+    candidates. Returns the number of updates.
+    """
+    token_offsets, of_sentence = lists.token_offsets, lists.of_sentence
     ids = _feature_buffer(token_offsets)
-    step = 1.0
-    for _ in range(n_epochs):
-        for s in np.random.permutation(n_sent):
-            if of_sentence[s + 1] == of_sentence[s]:
-                continue
-            oracle = of_sentence[s]
-            for c in range(of_sentence[s], of_sentence[s + 1]):
-                if correct[c] > correct[oracle]:
-                    oracle = c
-            guess = _best_candidate(weights, s, lists, n_tags, ids)
-            if correct[guess] < correct[oracle]:
-                lo, hi = token_offsets[s], token_offsets[s + 1]
-                tags_s = lists.tags[lo:hi]
-                _update(weights, accumulated, step, 1.0, oracle, hi - lo, lists, tags_s, n_tags,
-                        ids)
-                _update(weights, accumulated, step, -1.0, guess, hi - lo, lists, tags_s, n_tags,
-                        ids)
-            step += 1.0
-    return weights, accumulated, step
+    n_updates = 0
+    for s in order:
+        if of_sentence[s + 1] == of_sentence[s]:
+            continue
+        oracle = of_sentence[s]
+        for c in range(of_sentence[s], of_sentence[s + 1]):
+            if correct[c] > correct[oracle]:
+                oracle = c
+        guess = _best_candidate(weights, s, lists, n_tags, ids)
+        if correct[guess] < correct[oracle]:
+            lo, hi = token_offsets[s], token_offsets[s + 1]
+            tags_s = lists.tags[lo:hi]
+            _update(weights, sums, count[0], 1.0, oracle, hi - lo, lists, tags_s, n_tags, ids)
+            _update(weights, sums, count[0], -1.0, guess, hi - lo, lists, tags_s, n_tags, ids)
+            n_updates += 1
+        count[0] += 1.0
+    return n_updates
 
 
 @njit(cache=True, nogil=True)
 def rerank(weights, lists, n_tags):
-    """Index of the highest-scoring candidate of every sentence (-1 when none)."""
+    """Index of the highest-scoring candidate of every sentence (-1 when none).
+
+    ``weights`` may be float32 (a fitted model's): scores are summed in float64.
+    """
     of_sentence = lists.of_sentence
     n_sent = of_sentence.shape[0] - 1
     out = np.full(n_sent, -1, dtype=np.int64)

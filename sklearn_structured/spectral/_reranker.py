@@ -11,6 +11,8 @@ parser's score, the two baseline POS templates of the paper and each
 scorer's log-probability.
 """
 
+import sys
+import time
 from numbers import Integral
 
 import numpy as np
@@ -21,15 +23,27 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..metrics import attachment_score, is_punctuation
 from ..utils import (
+    EARLY_STOPPING_CONSTRAINTS,
+    EpochResult,
+    EpochTrainer,
     SentenceEstimator,
     check_dependency_data,
     check_sentences,
     encode_corpus,
     fit_vocabularies,
+    perceptron_state,
+    prediction_weights,
+    split_validation,
+    training_step,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
-from ..utils._training import averaged_weights
-from ._rerank_kernels import CandidateLists, rerank, train_perceptron
+from ._rerank_kernels import (
+    CandidateLists,
+    epoch_orders,
+    n_template_features,
+    perceptron_epoch,
+    rerank,
+)
 from ._scorer import SpectralTreeScorer
 
 
@@ -42,15 +56,19 @@ def _seeded_clone(estimator, rng):
     return estimator
 
 
-def _cross_fit_nbest(parser, sentences, heads, folds, n_best, rng, verbose):
+def _cross_fit_nbest(parser, sentences, heads, folds, n_best, rng, report):
     nbest = [None] * len(sentences)
     for i, (train, test) in enumerate(folds):
-        fitted = _seeded_clone(parser, rng).fit([sentences[j] for j in train],
-                                                [heads[j] for j in train])
+        tic = time.perf_counter()
+        # the parser's own progress lines say which fold they belong to
+        with training_step(f"fold {i + 1} of {len(folds)}"):
+            fitted = _seeded_clone(parser, rng).fit([sentences[j] for j in train],
+                                                    [heads[j] for j in train])
         for j, lst in zip(test, fitted.predict_nbest([sentences[j] for j in test], n_best)):
             nbest[j] = lst
-        if verbose:
-            print(f"[NBestReranker] parsed held-out fold {i + 1}/{len(folds)}", flush=True)
+        if report:
+            print(f"[NBestReranker] fold {i + 1} of {len(folds)}: parser fitted and held-out "
+                  f"fold parsed in {time.perf_counter() - tic:.1f} s", file=sys.stderr, flush=True)
     return nbest
 
 
@@ -60,7 +78,8 @@ def cross_val_nbest(parser, X, y, *, n_best=50, cv=3, random_state=None, verbose
     ``parser`` is cloned and fitted on ``cv - 1`` folds, then parses the
     held-out fold (Dhillon et al. 2012 use 3 folds). The result can be given
     to :meth:`NBestReranker.fit` as ``train_nbest``, e.g. to train several
-    rerankers from one set of lists.
+    rerankers from one set of lists. ``verbose`` prints one line per fold on
+    standard error.
     """
     sentences, heads = check_dependency_data(X, y)
     rng = check_random_state(random_state)
@@ -83,8 +102,54 @@ class _Candidates:
                            else np.zeros(0, dtype=np.int64))
 
 
+class _PerceptronEpochs(EpochTrainer):
+    """The reranker's perceptron epochs over the training lists. The loss of an
+    epoch is the share of lists on which the perceptron picked a candidate with
+    fewer correct heads than the best one (and so updated)."""
+
+    def __init__(self, lists, n_tags, correct, orders, state):
+        self.lists, self.n_tags, self.correct, self.orders = lists, n_tags, correct, orders
+        self.state = state
+        self.n_lists = max(int(np.count_nonzero(np.diff(lists.of_sentence))), 1)
+        self.epoch = 0
+
+    def train_epoch(self):
+        state = self.state
+        n_updates = perceptron_epoch(self.lists, self.n_tags, self.correct,
+                                     self.orders[self.epoch], state["weights"]["coef"],
+                                     state["sums"]["coef"], state["count"])
+        self.epoch += 1
+        return EpochResult(f"epoch {self.epoch}", n_updates / self.n_lists,
+                           (("updates", n_updates),))
+
+    def validation_score(self, validation):
+        """UAS (punctuation excluded) of the trees the averaged weights pick."""
+        sentences, heads, cands, lists = validation
+        choice = rerank(prediction_weights(self.state, "coef"), lists, self.n_tags)
+        return attachment_score(heads, [cands.heads_list[c] for c in choice], X=sentences)
+
+    def snapshot(self):
+        state = self.state
+        return (state["weights"]["coef"].copy(), state["sums"]["coef"].copy(),
+                state["count"].copy())
+
+    def restore(self, snapshot):
+        state = self.state
+        for target, saved in zip((state["weights"]["coef"], state["sums"]["coef"],
+                                  state["count"]), snapshot):
+            target[...] = saved
+
+
 class NBestReranker(SentenceEstimator):
     """Rerank a dependency parser's n-best trees with tree-probability features.
+
+    The perceptron's epochs follow the library's epoch loop: a record of
+    ``history_`` each and, with ``verbose``, one progress line; given
+    validation data (``X_val``/``y_val`` or ``validation_fraction``) each
+    epoch is scored by the UAS of the reranked validation trees, and
+    ``n_iter_no_change`` keeps the best epoch. The parser and the scorers
+    are fitted once, before the epochs: they have no epochs of their own
+    here.
 
     Parameters
     ----------
@@ -103,12 +168,26 @@ class NBestReranker(SentenceEstimator):
         lists then come from the ``train_nbest`` argument of ``fit`` (or, if
         it is omitted, from the fitted parser itself, which is optimistic).
     n_epochs : int, default=10
-        Perceptron passes over the training lists.
+        Perceptron passes over the training lists (at most, with
+        ``n_iter_no_change``).
+    n_iter_no_change : int or None, default=None
+        With validation data: stop after this many epochs without a better
+        validation UAS, and keep the weights of the best epoch. None: run
+        every epoch.
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out this fraction of the training sentences (drawn with
+        ``random_state``) from everything the reranker fits, as validation
+        data. Cannot be combined with ``X_val``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the folds, the perceptron's order of sentences, and the
-        ``random_state`` of the parser and scorers where theirs is None.
+        Seeds the folds, the perceptron's order of sentences, the split of
+        ``validation_fraction`` and the ``random_state`` of the parser and
+        scorers where theirs is None.
     verbose : int, default=0
-        Print one line per fold.
+        1: one line per perceptron epoch on standard error (share of lists
+        updated as the loss, the number of updates and, given validation
+        data, the validation UAS). 2: also one line per cross-fitted fold.
+        The parser's and scorers' own lines (their ``verbose``) start with
+        the fold they belong to, or ``[final fit]``.
 
     Attributes
     ----------
@@ -118,7 +197,7 @@ class NBestReranker(SentenceEstimator):
         The scorers fitted on all of X.
     tag_vocabulary_ : Vocabulary
         POS tags (UPOS, else XPOS, else the form) to ids.
-    coef_ : ndarray
+    coef_ : ndarray of float32
         Averaged perceptron weights: template weights, then the parser
         score's and each scorer's.
     dense_floor_ : ndarray of shape (1 + n_scorers,)
@@ -128,6 +207,11 @@ class NBestReranker(SentenceEstimator):
     dense_scale_ : ndarray of shape (1 + n_scorers,)
         The clipped features are divided by this spread (standard deviation
         on the training lists).
+    oracle_train_uas_ : float
+        UAS of the best candidate of every training list.
+    history_ : list of dict
+        One record per perceptron epoch (see
+        :class:`~sklearn_structured.utils.EpochRecord`), with ``updates``.
     """
 
     _parameter_constraints = {
@@ -136,20 +220,22 @@ class NBestReranker(SentenceEstimator):
         "n_best": [Interval(Integral, 1, None, closed="left")],
         "cv": [Interval(Integral, 2, None, closed="left"), StrOptions({"prefit"})],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, parser, scorers=(SpectralTreeScorer(),), n_best=50, cv=3, n_epochs=10,
-                 random_state=None, verbose=0):
+                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.parser = parser
         self.scorers = scorers
         self.n_best = n_best
         self.cv = cv
         self.n_epochs = n_epochs
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
-
 
     def _dense(self, sentences, cands, scorer_log_probs):
         """Parser score and scorer log-probabilities, unscaled, one row per candidate."""
@@ -172,42 +258,60 @@ class NBestReranker(SentenceEstimator):
         return corpus["upos"], corpus.offsets
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, train_nbest=None):
+    def fit(self, X, y, *, X_val=None, y_val=None, train_nbest=None):
         """Cross-fit n-best lists and scorers, fit the final models, train the reranker.
 
+        ``X_val``, ``y_val`` (optional) are scored after every perceptron
+        epoch by the UAS of their reranked trees (the fitted parser's lists).
         ``train_nbest`` (optional) gives the training lists directly (for
         example cross-fitted once and reused for several rerankers); then
-        the parser is not cross-fitted.
+        the parser is not cross-fitted. With ``validation_fraction`` the
+        lists of the held-out sentences are held out with them.
         """
+        if train_nbest is not None:
+            X = list(X)
+            if len(train_nbest) != len(X):
+                raise ValueError(f"train_nbest has {len(train_nbest)} lists for {len(X)} sentences")
+            # each list stays with its sentence, or is held out with it
+            X = list(zip(X, train_nbest))
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        if train_nbest is not None:
+            X, train_nbest = [x for x, _ in X], [lst for _, lst in X]
+            if X_val is None and validation is not None:
+                # held out by validation_fraction: scored from the fitted parser's lists
+                validation = ([x for x, _ in validation[0]], validation[1])
         sentences, heads = check_dependency_data(X, y)
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
         rng = check_random_state(self.random_state)
         n_folds = 3 if self.cv == "prefit" else self.cv
         folds = list(KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1)).split(sentences))
-        if train_nbest is not None and len(train_nbest) != len(sentences):
-            raise ValueError(f"train_nbest has {len(train_nbest)} lists for {len(sentences)} sentences")
         nbest = None if train_nbest is None else [list(lst)[:self.n_best] for lst in train_nbest]
         if nbest is None and self.cv != "prefit":
             nbest = _cross_fit_nbest(self.parser, sentences, heads, folds, self.n_best, rng,
-                                     self.verbose)
+                                     self.verbose > 1)
         if self.cv == "prefit":
             self.parser_ = self.parser
         else:
-            self.parser_ = _seeded_clone(self.parser, rng).fit(sentences, heads)
+            with training_step("final fit"):
+                self.parser_ = _seeded_clone(self.parser, rng).fit(sentences, heads)
         if nbest is None:
             nbest = self.parser_.predict_nbest(sentences, self.n_best)
         cands = _Candidates(nbest, lengths)
 
         scorer_log_probs = [np.zeros(len(cands.sentence)) for _ in self.scorers]
         position = np.arange(len(cands.sentence))
-        for train, test in folds:
+        for i, (train, test) in enumerate(folds):
             in_test = np.isin(cands.sentence, test)
             subset = _Candidates([nbest[j] for j in test], lengths[test])
             for f, scorer in enumerate(self.scorers):
-                fitted = _seeded_clone(scorer, rng).fit([sentences[j] for j in train], [heads[j] for j in train])
+                with training_step(f"fold {i + 1} of {len(folds)}"):
+                    fitted = _seeded_clone(scorer, rng).fit([sentences[j] for j in train],
+                                                            [heads[j] for j in train])
                 scorer_log_probs[f][position[in_test]] = self._scorer_log_probs(
                     fitted, [sentences[j] for j in test], subset)
-        self.scorers_ = [_seeded_clone(scorer, rng).fit(sentences, heads) for scorer in self.scorers]
+        with training_step("final fit"):
+            self.scorers_ = [_seeded_clone(scorer, rng).fit(sentences, heads)
+                             for scorer in self.scorers]
 
         self.tag_vocabulary_ = fit_vocabularies(sentences, ("upos",))["upos"]
         tags, tok_off = self._tags(sentences)
@@ -226,8 +330,23 @@ class NBestReranker(SentenceEstimator):
         self.oracle_train_uas_ = self._oracle(cands, correct, scored, tok_off)
         lists = CandidateLists(cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
                                tok_off, self._standardise(dense))
-        self.coef_ = averaged_weights(*train_perceptron(
-            lists, len(self.tag_vocabulary_), correct, self.n_epochs, rng.randint(2**31 - 1)))
+        if validation is not None:
+            val_sentences, val_heads = check_dependency_data(*validation)
+            validation = (val_sentences, val_heads,
+                          *self._candidate_lists(val_sentences,
+                                                 self.parser_.predict_nbest(val_sentences,
+                                                                            self.n_best)))
+        n_tags = len(self.tag_vocabulary_)
+        state = perceptron_state({"coef": np.zeros(n_template_features(n_tags) + dense.shape[1])})
+        # the average counts the starting (zero) weights as one iterate
+        state["count"][0] = 1.0
+        orders = epoch_orders(rng.randint(2**31 - 1), len(sentences), self.n_epochs)
+        self.history_ = []
+        epochs = _PerceptronEpochs(lists, n_tags, correct, orders, state)
+        epochs.history = self.history_
+        epochs.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
+                   validation=validation, patience=self.n_iter_no_change)
+        self.coef_ = prediction_weights(state, "coef")
         return self
 
     @staticmethod
@@ -237,13 +356,9 @@ class NBestReranker(SentenceEstimator):
         n_scored = np.add.reduceat(scored.astype(np.int64), tok_off[:-1]) if len(scored) else 0
         return float(best.sum() / max(np.sum(n_scored), 1))
 
-    def predict(self, X, nbest=None):
-        """Reranked best tree of each sentence. ``nbest`` may give the lists
-        (as ``parser_.predict_nbest(X, n_best)`` returns) to avoid reparsing."""
-        check_is_fitted(self)
-        sentences = check_sentences(X)
-        if nbest is None:
-            nbest = self.parser_.predict_nbest(sentences, self.n_best)
+    def _candidate_lists(self, sentences, nbest):
+        """The candidates of fitted-model input, as :class:`_Candidates` and packed
+        :class:`CandidateLists` with their standardised features."""
         nbest = [list(lst)[:self.n_best] for lst in nbest]
         if len(nbest) != len(sentences):
             raise ValueError(f"nbest has {len(nbest)} lists for {len(sentences)} sentences")
@@ -255,8 +370,17 @@ class NBestReranker(SentenceEstimator):
         log_probs = [self._scorer_log_probs(scorer, sentences, cands) for scorer in self.scorers_]
         dense = self._standardise(self._dense(sentences, cands, log_probs))
         tags, tok_off = self._tags(sentences)
-        lists = CandidateLists(cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
-                               tok_off, dense)
+        return cands, CandidateLists(cands.cand_heads, cands.cand_start, cands.sent_cand, tags,
+                                     tok_off, dense)
+
+    def predict(self, X, nbest=None):
+        """Reranked best tree of each sentence. ``nbest`` may give the lists
+        (as ``parser_.predict_nbest(X, n_best)`` returns) to avoid reparsing."""
+        check_is_fitted(self)
+        sentences = check_sentences(X)
+        if nbest is None:
+            nbest = self.parser_.predict_nbest(sentences, self.n_best)
+        cands, lists = self._candidate_lists(sentences, nbest)
         choice = rerank(self.coef_, lists, len(self.tag_vocabulary_))
         return [cands.heads_list[c].copy() for c in choice]
 

@@ -1,103 +1,48 @@
-r"""The latent-state dependency model of Dhillon et al. (2012): spectral estimation and EM.
+r"""The latent-state dependency model of Dhillon et al. (2012), estimated by
+the method of moments or by EM on the given trees.
 
 The model (the paper's Eq. 2) gives the words of a sentence a probability
 given its dependency tree: node i has a hidden state h_i in {1..k}; the root
 state is drawn from pi; a child j of head p on side d in {L, R} draws its
 state from T_d[:, h_p], all children of p independently given h_p; each word
 x_i is drawn from O[:, h_i]. The paper leaves open heads with several
-children on one side and the exact counts; this module uses the following
-version, which is exact in the population and therefore consistent.
-
-Inside recursion (Eq. 3-4). With beta_i(h) = p(words of the subtree of i | h_i = h),
+children on one side and the exact counts; this package uses a version that
+is exact in the population and therefore consistent. With
+beta_i(h) = p(words of the subtree of i | h_i = h), the inside recursion
+(Eq. 3-4) is
 
     beta_p = o(x_p) * prod_j (T_{d_j}^T beta_j)          (elementwise product)
     p(x | tree) = pi^T beta_root.
 
-Observable representation. Let U (n_words x k) have orthonormal columns
-spanning the column space of O, phi(x) = U^T e_x its row for word x, and
-G = U^T O (invertible). Because U U^T O = O, the emission vector is linear
-in phi: o(x) = G^T phi(x). Represent each inside vector by
-u_i = G^{-T} beta_i, so beta_i(h) = u_i . g_h. Leaves have u = phi(x).
+Method of moments. ``method="spectral"`` estimates observable operators
+from moments of word embeddings over head-child-neighbour triples
+(:mod:`._moments` derives them) and computes p(words | tree) bottom up with
+them. Estimated probabilities can be zero or negative (sampling noise, and
+on real text a model that does not hold); ``nonpositive_share_`` is their
+share on the training trees. ``score_samples`` gives them a floor,
+``n_tokens * log_floor_per_token_``, where the per-token floor is the lowest
+per-token log-probability among the positive estimates on the training
+trees; ``score_samples(..., return_flags=True)`` says which pairs were
+floored.
 
-For a head p with a side-d child j, the child's contribution is the
-function h -> (T_d^T beta_j)(h) = u_j . W_d[:, h] with W_d = G T_d: the
-expected embedding of a side-d child given the head's state. Multiplying a
-function of h_p by it is, in the representation, the matrix
-
-    M_d(u) = G diag(W_d^T u) G^{-1},   so  u_p = prod_j M_{d_j}(u_j)^T phi(x_p)
-
-(the M's commute, so the order of the children is irrelevant), and
-p(x | tree) = (G pi) . u_root.
-
-Moments. Take every triple (p, j, v) of a training tree where j is a side-d
-child of p and v is another tree neighbour of p (its head or another child),
-and let psi_v be the 3k-vector holding phi(x_v) in the block of v's relation
-to p (head, left child, right child). Given h_p the three words are
-independent, with conditional means g (for x_p), W_d (for x_j) and some V
-(3k x k, for psi_v; it depends on the tree shapes of the corpus, which is
-harmless because it cancels). With rho the distribution of h_p over the
-triples,
-
-    Pair_d      = E[phi_p psi_v^T]             = G diag(rho) V^T
-    Triple_d(u) = E[(u . phi_j) phi_p psi_v^T] = G diag(rho) diag(W_d^T u) V^T
-    Triple_d(u) Pair_d^+ = G diag(W_d^T u) G^{-1} = M_d(u)
-
-(V^T has full row rank, so Pair_d^+ = (V^T)^+ diag(rho)^{-1} G^{-1}), and
-the mean root embedding is E[phi(x_root)] = G pi. Keeping the three
-relations in separate blocks matters: averaging the head and child views
-into one k-vector can make V nearly singular. Every quantity is a plain
-average of products of word embeddings over the training trees, so by the
-law of large numbers the plug-in estimate of p(x | tree) converges to the
-truth for any fixed (sentence, tree) as the number of training trees grows,
-provided U converges to a basis of the column space of O and ``rcond`` is
-below the smallest relative singular value of the population Pair_d. These
-are the paper's quantities in another arrangement: Pair_d and Triple_d are
-its child-parent bigrams Sigma and child-parent-child trigrams K (Section
-3.2), the mean root embedding its c_1, and M_d(u) its D(E^T u) (Section 3.3).
-
-U is estimated from word co-occurrences (each word against the word before
-it, after it, and its head): every such co-occurrence matrix is O times a
-rank-k matrix, so its top-k left singular vectors span the column space of O
-in the population. ``embedding="svd"`` (the default) takes them from the
-count matrix; ``embedding="cca"`` from the count matrix scaled by the inverse
-square roots of word and context frequencies and maps them back with the
-square roots of the word frequencies, which keeps the same population span
-but, at treebank size, leaves much more of O outside it.
-
-The pair matrices are inverted in a whitened basis: each is multiplied by
-the inverse square roots of the second moments of its two views, so its
-singular values are canonical correlations and ``rcond`` cuts on them (the
-rank kept is ``rank_``), not on products of word frequencies.
-
-Estimated probabilities can be zero or negative (sampling noise, and on real
-text a model that does not hold); ``nonpositive_share_`` is their share on
-the training trees. ``score_samples`` of the spectral estimator gives them a
-floor, ``n_tokens * log_floor_per_token_``, where the per-token floor is the
-lowest per-token log-probability among the positive estimates on the
-training trees; ``score_samples(..., return_flags=True)`` says which pairs
-were floored.
-
-Maximum likelihood. ``estimator="em"`` fits pi, T and O by EM on the given
+Maximum likelihood. ``method="em"`` fits pi, T and O by EM on the given
 trees (the E-step is inside-outside on each tree, O(n k^2),
 :func:`sklearn_structured.kernels.latent_tree.expected_counts`), from a
-random start; ``estimator="spectral+em"`` starts EM from the emissions read
-off the spectral estimate (:func:`probabilities_from_operators`), with flat
+random start; ``method="spectral+em"`` starts EM from the emissions read
+off the spectral estimate (:func:`._moments.spectral_em_start`), with flat
 pi and T.
 """
 
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.latent_tree import exact_log_probs, expected_counts
 from ..metrics import is_punctuation
 from ..utils import (
-    EpochResult,
-    EpochTrainer,
     SentenceEstimator,
     check_dependency_data,
     check_sentences,
@@ -107,32 +52,26 @@ from ..utils import (
     pack_ragged,
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
-from ._kernels import count_moments, spectral_log_probs
+from ..utils._training import (
+    EARLY_STOPPING_CONSTRAINTS,
+    EpochResult,
+    EpochTrainer,
+    split_validation,
+    training_step,
+)
+from ._kernels import spectral_log_probs
+from ._moments import (
+    cooccurrences,
+    estimate_operators,
+    simplex_columns,
+    spectral_em_start,
+    word_embedding,
+)
 
 
 def _corpus_field(token_field):
     """The corpus field read for ``token_field``: forms are modelled lower-cased."""
     return "lower" if token_field == "form" else token_field
-
-
-def _cooccurrences(ids, heads, offsets, n_words):
-    """Counts of (word, context) with contexts: previous word, next word, head word."""
-    position = np.arange(ids.shape[0])
-    sentence_start = np.repeat(offsets[:-1], np.diff(offsets))
-    rows, cols = [], []
-    has_prev = position > sentence_start
-    rows.append(ids[has_prev])
-    cols.append(ids[position[has_prev] - 1])
-    has_next = np.zeros_like(has_prev)
-    has_next[:-1] = has_prev[1:]
-    rows.append(ids[has_next])
-    cols.append(n_words + ids[position[has_next] + 1])
-    if heads is not None:
-        has_head = heads > 0
-        rows.append(ids[has_head])
-        cols.append(2 * n_words + ids[sentence_start[has_head] + heads[has_head] - 1])
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n_words, 3 * n_words))
 
 
 def strip_punctuation_from_trees(sentences, heads):
@@ -168,133 +107,40 @@ def strip_punctuation_from_trees(sentences, heads):
             [new_heads[new_offsets[i]:new_offsets[i + 1]] for i in range(len(heads))])
 
 
-def _inverse_sqrt(second, eps=1e-12):
-    """Symmetric (pseudo-)inverse square root of a second-moment matrix."""
-    values, vectors = np.linalg.eigh(second)
-    keep = values > eps * max(values.max(), 0.0)
-    return (vectors[:, keep] / np.sqrt(values[keep])) @ vectors[:, keep].T
+class _SpectralEstimate(EpochTrainer):
+    """The method of moments, run through the shared loop as its only pass so
+    that it is recorded (``history_``) and reported like an EM iteration."""
 
+    def __init__(self, scorer, train, extra, rng):
+        self.scorer, self.train, self.extra, self.rng = scorer, train, extra, rng
 
-def operators_from_moments(pairs, triples, head_second=None, view_second=None, rcond=1e-15):
-    """``operators[d, a, b, :] = triples[d, a, b, :] @ pinv_d``, i.e.
-    M_d(u)^T w = sum_ab u_a w_b operators[d, a, b, :], and the rank kept in
-    each ``pinv_d``. Moments may be sums or means alike.
+    def train_epoch(self):
+        log_prob = self.scorer._fit_spectral(*self.train, self.extra, self.rng)
+        return EpochResult("moments", -float(log_prob.sum() / self.train[0].shape[0]))
 
-    ``pinv_d`` is a rank-truncated inverse of ``pairs[d]``. Given the second
-    moments of its two views, the pair matrix is first whitened,
-    ``C_head^{-1/2} pairs[d] C_view^{-1/2}``, so that its singular values
-    are canonical correlations, not products of word frequencies; singular
-    values below ``rcond`` times the largest are dropped in that basis. In
-    the population the whitened matrix has rank k and the inverse is exact
-    (``pairs[d] @ pinv_d = I``). Without second moments the cut is made on
-    ``pairs[d]`` itself.
-    """
-    operators, ranks = [], []
-    for d in range(2):
-        k = pairs[d].shape[0]
-        left = np.eye(k) if head_second is None else _inverse_sqrt(head_second[d])
-        right = np.eye(pairs[d].shape[1]) if view_second is None else _inverse_sqrt(view_second[d])
-        u, sv, vt = np.linalg.svd(left @ pairs[d] @ right, full_matrices=False)
-        rank = int(np.count_nonzero(sv > rcond * sv[0])) if sv[0] > 0 else 0
-        inverse = right @ (vt[:rank].T / sv[:rank]) @ u[:, :rank].T @ left
-        operators.append(np.einsum("abc,cd->abd", triples[d], inverse))
-        ranks.append(rank)
-    return np.stack(operators), np.array(ranks)
-
-
-def _simplex_columns(matrix, floor=1e-10):
-    """Project each column to a probability vector: clip below ``floor``, renormalise."""
-    matrix = np.maximum(matrix, floor)
-    return matrix / matrix.sum(axis=0, keepdims=True)
-
-
-def _real_eigenbasis(values, vectors):
-    """A real basis of the eigenspaces: a complex-conjugate pair of
-    eigenvectors is replaced by the real and imaginary parts of one of them
-    (taking both real parts would give the same column twice)."""
-    basis = vectors.real.copy()
-    i = 0
-    while i < len(values):
-        if values[i].imag != 0 and i + 1 < len(values):
-            basis[:, i + 1] = vectors[:, i].imag
-            i += 2
-        else:
-            i += 1
-    return basis
-
-
-def _off_diagonal_share(basis, operators):
-    """Share of the squared norm of every ``basis^-1 M_d(e_a) basis`` off the diagonal."""
-    D = np.einsum("ij,dajk,kl->dail", np.linalg.pinv(basis), operators, basis)
-    diagonal = np.einsum("daii->dai", D)
-    return float(1.0 - (diagonal ** 2).sum() / max((D ** 2).sum(), np.finfo(float).tiny))
-
-
-_N_MIXES = 20
-
-
-def probabilities_from_operators(embedding, root_vector, operators, rng):
-    """(pi, T, O) of the hidden-state model read off spectral estimates.
-
-    In the population every M_d(u) = G diag(W_d^T u) G^{-1} with G = U^T O,
-    so any random combination of the operators of both sides has the
-    columns of G as eigenvectors (up to scale). Then O = U G with columns
-    scaled to sum one, W_d[a, h] is the h-th eigenvalue of M_d(e_a),
-    T_d = G^{-1} W_d and pi = G^{-1} (G pi). Estimated operators are not
-    jointly diagonalisable and a random combination often has complex
-    eigenvalues, so ``_N_MIXES`` combinations are tried, each read as a
-    real basis, and the one whose basis leaves the least of all 2k
-    operators off the diagonal is kept; every distribution is then clipped
-    to the simplex: a starting point for EM, not an estimator of its own.
-    """
-    k = embedding.shape[1]
-    best_share, G = np.inf, None
-    for _ in range(_N_MIXES):
-        # operators[d, a] is M_d(e_a)
-        mixed = sum(np.einsum("a,abc->bc", rng.normal(size=k), operators[d]) for d in range(2))
-        basis = _real_eigenbasis(*np.linalg.eig(mixed))
-        share = _off_diagonal_share(basis, operators)
-        if share < best_share:
-            best_share, G = share, basis
-    total = embedding.sum(axis=0) @ G  # column sums of U G
-    G = G / np.where(np.abs(total) > 1e-12, total, 1.0)
-    G_inverse = np.linalg.pinv(G)
-    emissions = _simplex_columns(embedding @ G)
-    transitions = np.empty((2, k, k))
-    for d in range(2):
-        W = np.array([np.diag(G_inverse @ operators[d, a] @ G) for a in range(k)])
-        transitions[d] = _simplex_columns(G_inverse @ W)
-    start = _simplex_columns((G_inverse @ root_vector)[:, None])[:, 0]
-    return start, transitions, emissions
-
-
-def spectral_em_start(embedding, root_vector, operators, rng):
-    """The ``"spectral+em"`` start ``(pi, T, O)``: the emissions read off the
-    operators, with flat pi and T.
-
-    Only the emissions: T = G^-1 W compounds the error of two estimated
-    inverses and, at treebank size, starts EM in a worse optimum; with flat
-    pi and T the first E-step places each token's state by its word alone
-    and the M-step estimates T.
-    """
-    emissions = probabilities_from_operators(embedding, root_vector, operators, rng)[2]
-    k = emissions.shape[1]
-    return np.full(k, 1.0 / k), np.full((2, k, k), 1.0 / k), emissions
+    def validation_score(self, validation):
+        ids, heads, offsets = validation
+        return float(self.scorer._log_probs(ids, heads, offsets)[0].sum() / ids.shape[0])
 
 
 class _EMIterations(EpochTrainer):
-    """EM on the given trees: one iteration is an E-step (inside-outside over
-    every training sentence, on threads) and an M-step (normalised expected
-    counts plus ``pseudo_count``)."""
+    """One EM run on the given trees: an iteration is an E-step (inside-outside
+    over every training sentence, on threads) and an M-step (normalised
+    expected counts plus ``pseudo_count``).
 
-    def __init__(self, scorer, train, n_tokens, params, validation_tokens):
+    An iteration's loss is the training negative log-likelihood per token of
+    the parameters it started from (what its E-step computes); training ends
+    once that improves by less than ``tol`` (relative). ``run`` (1-based) is
+    added to every record this run appends to the history.
+    """
+
+    def __init__(self, scorer, train, params, run=1):
         self.scorer = scorer
         self.train = train
-        self.n_tokens = n_tokens
         self.params = params
-        self.validation_tokens = validation_tokens
-        self.log_likelihoods = []
-        self.validation_log_likelihoods = []
+        self.run_number = run
+        self.n_iter = 0
+        self.log_likelihood = -np.inf
         self.converged = False
 
     def train_epoch(self):
@@ -308,25 +154,33 @@ class _EMIterations(EpochTrainer):
 
         parts = map_ranges(e_step, len(offsets) - 1, self.scorer.n_jobs, work=np.diff(offsets))
         log_lik, root, transition, emission = (sum(part[i] for part in parts) for i in range(4))
-        per_token = log_lik / self.n_tokens
+        per_token = log_lik / ids.shape[0]
         a = self.scorer.pseudo_count
         # the tiny floor only keeps a never-used state's column from being 0 / 0
         tiny = np.finfo(float).tiny
-        self.params = (_simplex_columns((root + a)[:, None], tiny)[:, 0],
-                       np.stack([_simplex_columns(transition[d] + a, tiny) for d in range(2)]),
-                       _simplex_columns(emission + a, tiny))
-        previous = self.log_likelihoods[-1] if self.log_likelihoods else -np.inf
-        self.log_likelihoods.append(per_token)
-        self.converged = per_token - previous < self.scorer.tol * abs(per_token)
-        if self.validation_tokens is not None:
-            ids_val, heads_val, offsets_val, n_val = self.validation_tokens
-            self.validation_log_likelihoods.append(
-                float(exact_log_probs(ids_val, heads_val, offsets_val, *self.params).sum() / n_val))
-        label = f"iteration {len(self.log_likelihoods)}"
-        return EpochResult(label, -per_token)
+        # new arrays, never updated in place: a snapshot is a reference
+        self.params = (simplex_columns((root + a)[:, None], tiny)[:, 0],
+                       np.stack([simplex_columns(transition[d] + a, tiny) for d in range(2)]),
+                       simplex_columns(emission + a, tiny))
+        self.converged = per_token - self.log_likelihood < self.scorer.tol * abs(per_token)
+        self.log_likelihood = per_token
+        self.n_iter += 1
+        return EpochResult(f"iteration {self.n_iter}", -per_token)
 
     def validation_score(self, validation):
-        return self.validation_log_likelihoods[-1]
+        ids, heads, offsets = validation
+        return float(exact_log_probs(ids, heads, offsets, *self.params).sum() / ids.shape[0])
+
+    def snapshot(self):
+        return self.params
+
+    def restore(self, snapshot):
+        self.params = snapshot
+
+    def epoch_done(self, record):
+        super().epoch_done(record)
+        if self.history is not None:
+            self.history[-1]["run"] = self.run_number
 
 
 class SpectralTreeScorer(SentenceEstimator):
@@ -339,6 +193,13 @@ class SpectralTreeScorer(SentenceEstimator):
     on the given trees, or by EM started from the spectral estimate (see the
     module docstring and :ref:`spectral` in the user guide).
 
+    Training follows the library's epoch loop: every EM iteration is a
+    record of ``history_`` and, with ``verbose``, one progress line. The
+    method of moments makes no iterations; it is recorded as one pass
+    (label ``"moments"``, its loss the training negative log-likelihood per
+    token of the floored estimates), so ``n_epochs``, ``tol`` and
+    ``n_iter_no_change`` do not apply to it.
+
     Parameters
     ----------
     n_components : int, default=32
@@ -349,12 +210,12 @@ class SpectralTreeScorer(SentenceEstimator):
         of five seeds, 89.12 without a scorer), at a cost: fitting on EWT
         train takes 210 CPU s against 27 s at k = 10. Needs more word types
         than states.
-    estimator : {"spectral", "em", "spectral+em"}, default="spectral+em"
+    method : {"spectral", "em", "spectral+em"}, default="spectral+em"
         ``"spectral"``: method of moments only. ``"em"``: EM from a random
         start. ``"spectral+em"``: EM started from the emission matrix read
         off the spectral estimate and projected to valid probabilities,
         with flat root and transition distributions. On held-out EWT
-        training lists the two EM estimators rerank alike at k = 10
+        training lists the two EM methods rerank alike at k = 10
         (89.292 and 89.293 UAS on the mean of five seeds), so
         ``"spectral+em"`` is the default for what else it does better: it
         converges in fewer iterations, to a higher held-out likelihood,
@@ -376,21 +237,36 @@ class SpectralTreeScorer(SentenceEstimator):
         whitened pair matrices) below ``rcond`` times the largest are
         dropped when the pair matrices are inverted; the rank kept is
         ``rank_``.
-    max_iter : int, default=100
-        EM iterations at most.
+    n_epochs : int, default=100
+        EM iterations at most (per run).
     tol : float, default=1e-4
         EM stops when the training log-likelihood per token improves by less
-        than ``tol`` times its absolute value.
+        than ``tol`` times its absolute value: convergence of the training
+        objective, independent of any validation data.
+    n_iter_no_change : int or None, default=None
+        EM with validation data (``X_val``/``y_val`` or
+        ``validation_fraction``): stop a run after this many iterations
+        without a better validation log-likelihood per token, and keep the
+        parameters of its best iteration. None: no early stopping.
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out this fraction of the training pairs (drawn with
+        ``random_state``) as validation data. Cannot be combined with
+        ``X_val``.
     n_init : int, default=2
-        EM estimators: number of EM runs, each from its own start (random,
+        EM methods: number of EM runs, each from its own start (random,
         or the spectral emissions read with other random mixes of the
         operators, which differ little).
     combine_runs : {"mean", "best"}, default="mean"
-        EM estimators with ``n_init > 1``: ``"mean"`` keeps every run and
+        EM methods with ``n_init > 1``: ``"mean"`` keeps every run and
         scores a pair by the mean of their log-probabilities (an ensemble:
         not a normalised probability, but steadier on the trees of one
-        sentence); ``"best"`` keeps the run with the highest final training
-        log-likelihood.
+        sentence); ``"best"`` keeps one run: the one with the best
+        validation score when the best iterations are kept (validation
+        data and ``n_iter_no_change``), else the one with the highest final
+        training log-likelihood. So with ``n_init > 1`` and early stopping,
+        ``"best"`` scores the validation data as its best record in
+        ``history_``, while ``"mean"`` scores it by the ensemble, which no
+        record shows.
     pseudo_count : float, default=0.01
         Added to every expected count in EM's M-step (a Dirichlet prior that
         keeps unseen words and transitions possible).
@@ -410,11 +286,13 @@ class SpectralTreeScorer(SentenceEstimator):
     n_jobs : int or None, default=None
         Threads for EM's E-step.
     random_state : int, RandomState instance or None, default=None
-        Seeds the randomized SVD, the EM start and the eigenvector mix of
-        the spectral start.
+        Seeds the randomized SVD, the EM start, the eigenvector mix of
+        the spectral start and the split of ``validation_fraction``.
     verbose : int, default=0
-        Print one line per EM iteration (training and, given ``X_val``,
-        held-out log-likelihood per token).
+        Print one line on standard error per EM iteration (or for the
+        method of moments) with the training loss and, given validation
+        data, the validation log-likelihood per token. With ``n_init > 1``
+        each line starts with its run (``[EM run 2 of 3]``).
 
     Attributes
     ----------
@@ -434,38 +312,40 @@ class SpectralTreeScorer(SentenceEstimator):
         Spectral estimators: share of the training trees whose spectral
         estimate is not positive.
     log_floor_per_token_ : float
-        ``estimator="spectral"``: per-token log-probability given to
+        ``method="spectral"``: per-token log-probability given to
         non-positive estimates.
     start_probs_, transitions_, emissions_ : ndarray
-        EM estimators, one row per run kept (all ``n_init`` runs, or the
+        EM methods, one row per run kept (all ``n_init`` runs, or the
         best one): pi (n_runs, k), T indexed ``[run, side, child_state,
         head_state]`` (n_runs, 2, k, k) and O indexed ``[run, word, state]``
         (n_runs, n_words, k).
     n_iter_ : int
-        EM estimators: iterations run by the most likely run.
+        EM methods: iterations run by the run kept (with ``"mean"``, by the
+        run ``"best"`` would keep).
     converged_ : bool
-        EM estimators: whether the most likely run reached ``tol`` before
-        ``max_iter``.
-    log_likelihoods_ : list of float
-        EM estimators: training log-likelihood per token at the start of each
-        iteration of the most likely run (never decreasing for
-        ``pseudo_count=0``).
-    init_log_likelihoods_ : list of float
-        EM estimators: final training log-likelihood per token of each run.
-    validation_log_likelihoods_ : list of float
-        EM estimators given ``X_val``: held-out log-likelihood per token after
-        each iteration of the most likely run.
+        EM methods: whether that run reached ``tol`` before ``n_epochs``.
+    history_ : list of dict
+        One record per EM iteration of every run, in order (``epoch``
+        counts on across runs, ``run`` is the run, 1-based, ``label`` says
+        ``"iteration i"`` within it), or the one record of the method of
+        moments; ``loss`` is the training negative log-likelihood per token
+        (for EM, of the parameters the iteration started from; never
+        increasing within a run for ``pseudo_count=0``), and
+        ``validation_score`` the validation log-likelihood per token after
+        the iteration (None without validation data). See
+        :class:`~sklearn_structured.utils.EpochRecord`.
     """
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "estimator": [StrOptions({"spectral", "em", "spectral+em"})],
+        "method": [StrOptions({"spectral", "em", "spectral+em"})],
         "embedding": [StrOptions({"cca", "svd"})],
         "smoothing": [Interval(Real, 0, None, closed="left")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "rcond": [Interval(Real, 0, 1, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "combine_runs": [StrOptions({"mean", "best"})],
         "pseudo_count": [Interval(Real, 0, None, closed="left")],
@@ -476,18 +356,21 @@ class SpectralTreeScorer(SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_components=32, estimator="spectral+em", embedding="svd", smoothing=1.0,
-                 min_count=2, rcond=0.01, max_iter=100, tol=1e-4, n_init=2, combine_runs="mean",
-                 pseudo_count=0.01, token_field="form", strip_punctuation=False, n_jobs=None,
-                 random_state=None, verbose=0):
+    def __init__(self, n_components=32, method="spectral+em", embedding="svd", smoothing=1.0,
+                 min_count=2, rcond=0.01, n_epochs=100, tol=1e-4, n_iter_no_change=None,
+                 validation_fraction=None, n_init=2, combine_runs="mean", pseudo_count=0.01,
+                 token_field="form", strip_punctuation=False, n_jobs=None, random_state=None,
+                 verbose=0):
         self.n_components = n_components
-        self.estimator = estimator
+        self.method = method
         self.embedding = embedding
         self.smoothing = smoothing
         self.min_count = min_count
         self.rcond = rcond
-        self.max_iter = max_iter
+        self.n_epochs = n_epochs
         self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.n_init = n_init
         self.combine_runs = combine_runs
         self.pseudo_count = pseudo_count
@@ -498,20 +381,20 @@ class SpectralTreeScorer(SentenceEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_unlabeled=None, *, X_val=None, y_val=None):
+    def fit(self, X, y, *, X_val=None, y_val=None, X_unlabeled=None):
         """Estimate the model from sentences ``X`` with gold heads ``y``.
 
-        ``X_unlabeled`` (optional list of sentences) adds word-context
-        counts to the spectral embedding only. ``X_val``, ``y_val``
-        (optional) are held-out pairs whose log-likelihood EM reports after
-        every iteration.
+        ``X_val``, ``y_val`` (optional) are held-out pairs scored after every
+        EM iteration (or the method of moments), in the validation log-likelihood
+        per token; with ``n_iter_no_change`` each EM run keeps its best
+        iteration. ``X_unlabeled`` (optional list of sentences) adds
+        word-context counts to the spectral embedding only.
         """
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, heads = self._modelled(*check_dependency_data(X, y, single_root=False))
         extra = [] if X_unlabeled is None else check_sentences(X_unlabeled, name="X_unlabeled")
         if self.strip_punctuation:
             extra = [s for s in ([t for t in s if not is_punctuation(t)] for s in extra) if s]
-        if (X_val is None) != (y_val is None):
-            raise ValueError("X_val and y_val must be given together")
         field = _corpus_field(self.token_field)
         self.vocabulary_ = fit_vocabularies(sentences + extra, (field,),
                                             min_count=self.min_count)[field]
@@ -523,63 +406,74 @@ class SpectralTreeScorer(SentenceEstimator):
             )
         rng = check_random_state(self.random_state)
         ids, offsets = self._encode(sentences)
-        flat_heads, _ = pack_ragged(heads)
-        if self.estimator != "em":
-            self._fit_spectral(ids, flat_heads, offsets, extra, rng)
-        if self.estimator == "spectral":
-            return self
-        validation = None
-        if X_val is not None:
+        train = (ids, pack_ragged(heads)[0], offsets)
+        if validation is not None:
             val_sentences, val_heads = self._modelled(
-                *check_dependency_data(X_val, y_val, single_root=False))
+                *check_dependency_data(*validation, single_root=False))
             val_ids, val_offsets = self._encode(val_sentences)
-            validation = (val_ids, pack_ragged(val_heads)[0], val_offsets, val_ids.shape[0])
+            validation = (val_ids, pack_ragged(val_heads)[0], val_offsets)
+        self.history_ = []
+        name = type(self).__name__
+        if self.method == "spectral":
+            moments = _SpectralEstimate(self, train, extra, rng)
+            moments.history = self.history_
+            moments.run(1, name=name, verbose=self.verbose, validation=validation)
+            return self
+        if self.method == "spectral+em":
+            self._fit_spectral(*train, extra, rng)
         # EM's local optima tell the trees of one sentence apart unequally well,
         # and the most likely one is not the one that does it best on real
         # trees (see the user guide); averaging several is steadier
         runs = []
-        for _ in range(self.n_init):
-            if self.estimator == "em":
+        for r in range(self.n_init):
+            if self.method == "em":
                 start = self._random_start(ids, rng)
             else:
                 start = spectral_em_start(self.embedding_, self.root_vector_,
                                           self.operators_, rng)
-            run = _EMIterations(self, (ids, flat_heads, offsets), ids.shape[0], start, validation)
-            run.run(self.max_iter, name=type(self).__name__, verbose=self.verbose,
-                    validation=validation)
+            run = _EMIterations(self, train, start, run=r + 1)
+            run.history = self.history_
+            label = f"EM run {r + 1} of {self.n_init}"
+            with training_step(label) if self.n_init > 1 else nullcontext():
+                run.run(self.n_epochs, name=name, verbose=self.verbose, validation=validation,
+                        patience=self.n_iter_no_change)
             runs.append(run)
-        self.init_log_likelihoods_ = [run.log_likelihoods[-1] for run in runs]
-        best = runs[int(np.argmax(self.init_log_likelihoods_))]
+        if validation is not None and self.n_iter_no_change is not None:
+            quality = [max(h["validation_score"] for h in self.history_
+                           if h["run"] == run.run_number) for run in runs]
+        else:
+            quality = [run.log_likelihood for run in runs]
+        best = runs[int(np.argmax(quality))]
         kept = [best] if self.combine_runs == "best" else runs
         self.start_probs_, self.transitions_, self.emissions_ = (
             np.stack([run.params[i] for run in kept]) for i in range(3))
-        self.n_iter_ = len(best.log_likelihoods)
+        self.n_iter_ = best.n_iter
         self.converged_ = best.converged
-        self.log_likelihoods_ = best.log_likelihoods
-        if validation is not None:
-            self.validation_log_likelihoods_ = best.validation_log_likelihoods
         return self
 
     def _fit_spectral(self, ids, flat_heads, offsets, extra, rng):
-        counts = _cooccurrences(ids, flat_heads, offsets, len(self.vocabulary_))
+        """The spectral estimate (``embedding_`` to ``nonpositive_share_``).
+        For ``method="spectral"`` also the floor, and returns the training
+        pairs' log-probabilities as ``score_samples`` gives them."""
+        counts = cooccurrences(ids, flat_heads, offsets, len(self.vocabulary_))
         if extra:
             extra_ids, extra_offsets = self._encode(extra)
-            counts = counts + _cooccurrences(extra_ids, None, extra_offsets, len(self.vocabulary_))
-        self.embedding_ = self._fit_embedding(counts, rng)
-        root_sum, pairs, triples, head_second, view_second = count_moments(
-            ids, flat_heads, offsets, self.embedding_)
-        self.root_vector_ = root_sum / np.count_nonzero(flat_heads == 0)
-        self.operators_, self.rank_ = operators_from_moments(pairs, triples, head_second,
-                                                             view_second, self.rcond)
+            counts = counts + cooccurrences(extra_ids, None, extra_offsets, len(self.vocabulary_))
+        self.embedding_ = word_embedding(counts, self.n_components, self.embedding, self.smoothing,
+                                         rng)
+        self.root_vector_, self.operators_, self.rank_ = estimate_operators(
+            ids, flat_heads, offsets, self.embedding_, self.rcond)
         log_abs, sign = spectral_log_probs(ids, flat_heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
         positive = sign > 0
         self.nonpositive_share_ = float(np.mean(~positive))
-        if self.estimator == "spectral":
-            lengths = np.diff(offsets)
-            self.log_floor_per_token_ = (
-                float(np.min(log_abs[positive] / lengths[positive])) if positive.any() else -50.0
-            )
+        if self.method != "spectral":
+            return None
+        lengths = np.diff(offsets)
+        self.log_floor_per_token_ = (
+            float(np.min(log_abs[positive] / lengths[positive])) if positive.any() else -50.0
+        )
+        return np.where(positive, log_abs, lengths * self.log_floor_per_token_)
 
     def _random_start(self, ids, rng):
         """pi and the columns of T from a flat Dirichlet; each state's emissions
@@ -588,8 +482,8 @@ class SpectralTreeScorer(SentenceEstimator):
         start = rng.dirichlet(np.ones(k))
         transitions = np.stack([rng.dirichlet(np.ones(k), size=k).T for _ in range(2)])
         frequency = np.bincount(ids, minlength=len(self.vocabulary_)) + 1.0
-        emissions = _simplex_columns(frequency[:, None] * rng.uniform(0.5, 1.5, size=(len(frequency), k)),
-                                     0.0)
+        emissions = simplex_columns(frequency[:, None] * rng.uniform(0.5, 1.5, size=(len(frequency), k)),
+                                    0.0)
         return start, transitions, emissions
 
     def _modelled(self, sentences, heads, keep_empty=False):
@@ -610,18 +504,6 @@ class SpectralTreeScorer(SentenceEstimator):
         corpus = encode_corpus(sentences, {field: self.vocabulary_})
         return corpus[field], corpus.offsets
 
-    def _fit_embedding(self, counts, rng):
-        k = self.n_components
-        if self.embedding == "svd":
-            left, _, _ = randomized_svd(counts, k, random_state=rng)
-            return np.ascontiguousarray(left)
-        word_freq = np.asarray(counts.sum(axis=1)).ravel() + self.smoothing
-        context_freq = np.asarray(counts.sum(axis=0)).ravel() + self.smoothing
-        scaled = sp.diags(1.0 / np.sqrt(word_freq)) @ counts @ sp.diags(1.0 / np.sqrt(context_freq))
-        left, _, _ = randomized_svd(scaled, k, random_state=rng)
-        basis, _ = np.linalg.qr(np.sqrt(word_freq)[:, None] * left)
-        return np.ascontiguousarray(basis)
-
     def _pairs(self, X, y):
         """Packed word ids, heads and offsets of the (sentence, tree) pairs."""
         check_is_fitted(self)
@@ -639,23 +521,26 @@ class SpectralTreeScorer(SentenceEstimator):
                                     for k in (position[id(s)] for s in sentences)])
         return ids, pack_ragged(heads)[0], offsets
 
-    def score_samples(self, X, y, return_flags=False):
-        """log p_hat(words | tree) for each (sentence, heads) pair.
-
-        With ``estimator="spectral"``, non-positive estimates get
-        ``n_tokens * log_floor_per_token_``; with ``return_flags=True`` a
-        boolean array marking them is returned too (never set for the EM
-        estimators, whose probabilities are always positive).
-        """
-        ids, heads, offsets = self._pairs(X, y)
-        if self.estimator != "spectral":
+    def _log_probs(self, ids, heads, offsets):
+        """log p_hat of packed pairs, and which of them were floored."""
+        if self.method != "spectral":
             log_prob = np.mean([exact_log_probs(ids, heads, offsets, *params) for params in
                                 zip(self.start_probs_, self.transitions_, self.emissions_)], axis=0)
-            return (log_prob, np.zeros(len(log_prob), dtype=bool)) if return_flags else log_prob
+            return log_prob, np.zeros(len(log_prob), dtype=bool)
         log_abs, sign = spectral_log_probs(ids, heads, offsets, self.embedding_,
                                            self.root_vector_, self.operators_)
         floored = sign <= 0
-        log_prob = np.where(floored, np.diff(offsets) * self.log_floor_per_token_, log_abs)
+        return np.where(floored, np.diff(offsets) * self.log_floor_per_token_, log_abs), floored
+
+    def score_samples(self, X, y, return_flags=False):
+        """log p_hat(words | tree) for each (sentence, heads) pair.
+
+        With ``method="spectral"``, non-positive estimates get
+        ``n_tokens * log_floor_per_token_``; with ``return_flags=True`` a
+        boolean array marking them is returned too (never set for the EM
+        methods, whose probabilities are always positive).
+        """
+        log_prob, floored = self._log_probs(*self._pairs(X, y))
         return (log_prob, floored) if return_flags else log_prob
 
     def score(self, X, y):
