@@ -49,7 +49,11 @@ FORMAT = "sklearn-structured-model"
 # 6: SpectralTreeScorer's EM parameters have a leading axis, one row per EM run (n_init).
 # 7: LowRankTensorParser keeps the decoder it trained with (decoder_, for decoder="auto"), and
 # the easy-first tagger reads ambiguity classes (ambiguity_words_, ambiguity_ids_).
-FORMAT_VERSION = 7
+# 8: one training contract: every iterative estimator keeps history_ (replacing
+# log_likelihoods_, objective_curve_, update_records_) and the shared perceptron state;
+# parameters renamed (use_pos -> pos, SpectralTreeScorer max_iter -> n_epochs and
+# estimator -> method), and the Tokenizer joins the format.
+FORMAT_VERSION = 8
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
