@@ -55,7 +55,7 @@ class Encoding(NamedTuple):
         return len(self.word_feature_table) + 3 * self.word_vector_table.shape[1]
 
 
-def check_word_vectors(word_vectors):
+def _check_word_vectors(word_vectors):
     """``word_vectors`` as ``{word: float64 vector}``, all finite and of one dimension."""
     vectors = {}
     for word, vector in word_vectors.items():
@@ -83,7 +83,7 @@ def _word_vector_table(word_vectors):
     """(vocabulary of the words, table of their vectors), or (None, empty table)."""
     if word_vectors is None:
         return None, np.zeros((FIELD_OFFSET, 0))
-    vectors = check_word_vectors(word_vectors)
+    vectors = _check_word_vectors(word_vectors)
     vocabulary = Vocabulary(vectors)
     table = np.zeros((len(vocabulary) + FIELD_OFFSET, len(next(iter(vectors.values())))))
     for word, vector in vectors.items():
