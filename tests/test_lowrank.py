@@ -150,6 +150,18 @@ def test_pickles_hold_the_weights_sparse(sample, tmp_path):
     assert_same_predictions(parser.predict(X_test), again.predict(X_test))
 
 
+def test_first_fit_hashes_the_word_features_once(sample, monkeypatch):
+    from sklearn_structured.lowrank import _encoding
+
+    X, y, _, _ = sample
+    calls = []
+    hashes = _encoding._word_hashes
+    monkeypatch.setattr(_encoding, "_word_hashes",
+                        lambda *args: calls.append(args) or hashes(*args))
+    LowRankTensorParser(**SMALL).fit(X[:20], y[:20])
+    assert len(calls) == 1
+
+
 def test_grid_search_with_uas_scorer(sample):
     X, y, _, _ = sample
     search = GridSearchCV(LowRankTensorParser(**SMALL), {"gamma": [0.3, 1.0]},
