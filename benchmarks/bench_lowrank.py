@@ -38,12 +38,12 @@ from _common import data_home, timed
 from _results import markdown_table, write_section
 
 CONFIGS = {
-    "full": dict(gamma=0.3, use_pos=True),
-    "nt1": dict(gamma=1.0, use_pos=True),
-    "full_nopos": dict(gamma=0.3, use_pos=False),
-    "nt1_nopos": dict(gamma=1.0, use_pos=False),
-    "full3": dict(gamma=0.3, use_pos=True, order=3),
-    "nt3": dict(gamma=1.0, use_pos=True, order=3),
+    "full": dict(gamma=0.3, pos="both"),
+    "nt1": dict(gamma=1.0, pos="both"),
+    "full_nopos": dict(gamma=0.3, pos=None),
+    "nt1_nopos": dict(gamma=1.0, pos=None),
+    "full3": dict(gamma=0.3, pos="both", order=3),
+    "nt3": dict(gamma=1.0, pos="both", order=3),
 }
 LABELS = {
     "full": "full (r=50, gamma=0.3)",

@@ -145,6 +145,7 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
     from sklearn_structured.datasets import load_sample_treebank
     from sklearn_structured.kernels.hill_climbing import full_score
     from sklearn_structured.lowrank import LowRankTensorParser
+    from sklearn_structured.lowrank._encoding import encode
     from sklearn_structured.lowrank._estimator import HILL_CLIMBING, _token_arrays, train_sentence
     from sklearn_structured.lowrank._high_order import part_scorer
     from sklearn_structured.lowrank._kernels import Config, Weights, sentence_arc_scores
@@ -153,10 +154,10 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
     parser = LowRankTensorParser(rank=2, gamma=1.0, n_epochs=1, n_features=2**12,
                                  random_state=0).fit(X[:20], y[:20])
     sentence, gold = X[0][:6], np.arange(6, dtype=np.int64)  # a chain as gold
-    tokens = _token_arrays(parser._encode([sentence]))
+    tokens = _token_arrays(encode([sentence], parser._encoding()))
     rng = np.random.default_rng(0)
     params = Weights(rng.normal(size=2**12), np.zeros((parser.n_word_features_, 2)),
-                     np.zeros((parser.n_word_features_, 2)), np.zeros_like(parser.W_))
+                     np.zeros((parser.n_word_features_, 2)), np.zeros(parser.W_.shape))
     sums = Weights(*(np.zeros_like(p) for p in params))
     config = Config(1.0, 1e9, 2**12, True)
     loss, pred = train_sentence(0, 6, gold, tokens, params, sums, config, None, 0, HILL_CLIMBING)

@@ -80,6 +80,7 @@ def test_score_is_las_and_heads_match_the_unlabelled_parser(fitted, sample):
     assert again.labeller_ is None
 
 
+@pytest.mark.slow
 def test_labelled_parsing_beats_baselines_on_the_sample(sample):
     X, y, X_test, y_test = sample
     parser = LowRankTensorParser(rank=20, n_epochs=4, random_state=0).fit(X, y)
@@ -87,6 +88,19 @@ def test_labelled_parsing_beats_baselines_on_the_sample(sample):
     # 300 training sentences: about 0.77 UAS and 0.7 LAS
     assert scores.uas > 0.7 and scores.las > 0.62, scores
     assert scores.las > 0.8 * scores.uas
+
+
+def test_keep_best_keeps_the_labels_of_the_best_epoch(sample):
+    # LowRank's epochs train the labeller too: the validation LAS of the kept epoch is
+    # the LAS of the fitted model, labels included
+    X, y, X_test, y_test = sample
+    parser = LowRankTensorParser(rank=4, n_epochs=4, n_features=2**14, random_state=0,
+                                 n_iter_no_change=1).fit(X[:60], y[:60], X_val=X_test[:30],
+                                                         y_val=y_test[:30])
+    scores = [entry["validation_score"] for entry in parser.history_]
+    assert parser.score(X_test[:30], y_test[:30]) == pytest.approx(max(scores), abs=1e-12)
+    assert all("label_errors" in entry for entry in parser.history_[1:])
+    assert parser.labeller_["perceptron"] is None  # fit keeps the prediction weights only
 
 
 def test_round_trips_keep_the_labels(fitted, sample, tmp_path):

@@ -192,12 +192,14 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
     ids = {label: i for i, label in enumerate(state["labels"])}
     gold = [ids[label] for labels in deprels for label in labels]
     averaged, seen = _oracle_training(state, data, gold, 3)
-    assert state["n_seen"] == seen == 3 * sum(int(np.sum(h != 0)) for h in heads)
+    perceptron = state["perceptron"]
+    assert perceptron["count"][0] == seen == 3 * sum(int(np.sum(h != 0)) for h in heads)
     mask = (1 << state["hash_bits"]) - 1
     # the same weights, cell by cell
     # (in float64: the fitted labeller rounds the same average to float32)
     kernel = np.zeros(1 << state["hash_bits"])
-    kernel[state["cells"]] = averaged_weights(state["weights"], state["sums"], state["n_seen"])
+    kernel[state["cells"]] = averaged_weights(perceptron["weights"]["table"],
+                                              perceptron["sums"]["table"], perceptron["count"][0])
     touched = np.flatnonzero(kernel)
     assert len(touched) > 100
     for cell in touched.tolist():
@@ -265,6 +267,7 @@ def test_a_label_seen_mostly_elsewhere_stays_available(sample):
 # ---------------------------------------------------------------- learning
 
 
+@pytest.mark.slow
 def test_labels_gold_trees_of_held_out_sentences(sample):
     X, heads, deprels, X_test, heads_test, deprels_test = sample
     state = new_labeller(X, heads, deprels)

@@ -1,5 +1,7 @@
 """LowRankTensorParser: API checks, learning on the embedded sample, bad input."""
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV
@@ -7,8 +9,11 @@ from sklearn.model_selection import GridSearchCV
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.lowrank import LowRankTensorParser
 from sklearn_structured.metrics import attachment_score, uas_scorer
-from sklearn_structured.utils import find_heads_error
-from sklearn_structured.utils.estimator_checks import check_structured_estimator
+from sklearn_structured.utils import find_heads_error, save_model
+from sklearn_structured.utils.estimator_checks import (
+    assert_same_predictions,
+    check_structured_estimator,
+)
 
 from test_decoding_oracle import is_projective, is_tree
 
@@ -43,6 +48,7 @@ def branching_baseline(y, X):
     return max(attachment_score(y, right, X), attachment_score(y, left, X))
 
 
+@pytest.mark.slow
 def test_learns_sample_treebank_well_above_baselines(sample):
     X, y, X_test, y_test = sample
     parser = LowRankTensorParser(rank=20, n_epochs=4, random_state=0).fit(X, y)
@@ -109,11 +115,51 @@ def test_verbose_prints_one_line_per_epoch(sample, capsys):
     X, y, X_test, y_test = sample
     LowRankTensorParser(**{**SMALL, "n_epochs": 2, "verbose": 1}).fit(
         X[:20], y[:20], X_val=X_test[:10], y_val=y_test[:10])
-    lines = capsys.readouterr().out.strip().splitlines()
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
     assert len(lines) == 3  # initialisation pass + 2 epochs
     assert lines[0].startswith("[LowRankTensorParser] init (gamma=1): ")
     assert lines[2].startswith("[LowRankTensorParser] epoch 3: ")
     assert all(", loss " in line and ", validation score 0." in line for line in lines)
+
+
+def test_pos_none_reads_no_tags(sample):
+    X, y, X_test, _ = sample
+    parser = LowRankTensorParser(**SMALL, pos=None).fit(X[:30], y[:30])
+    retagged = [[{**tok, "upos": "X", "xpos": "QQ"} for tok in s] for s in X_test[:10]]
+    assert_same_predictions(parser.predict(X_test[:10]), parser.predict(retagged))
+    assert parser._tag_fields() == ()
+    with pytest.raises(ValueError, match="pos"):
+        LowRankTensorParser(pos="upos").fit(X[:5], y[:5])
+
+
+def test_pickles_hold_the_weights_sparse(sample, tmp_path):
+    # theta_ has 2**22 cells, few of them non-zero: a dense copy made pickles 8 to 20
+    # times the size of the safe model file (issue 35, 9.7)
+    X, y, X_test, _ = sample
+    parser = LowRankTensorParser(rank=4, n_epochs=1, random_state=0).fit(X[:40], y[:40])
+    save_model(parser, tmp_path / "model")
+    pickled = pickle.dumps(parser)
+    assert len(pickled) < 1.5 * (tmp_path / "model").stat().st_size
+    assert len(pickled) < parser.theta_.nbytes / 10
+    again = pickle.loads(pickled)
+    for name in ("theta_", "U_", "V_", "W_"):
+        assert getattr(again, name).dtype == np.float32
+        np.testing.assert_array_equal(getattr(again, name), getattr(parser, name))
+    assert_same_predictions(parser.predict(X_test), again.predict(X_test))
+
+
+def test_first_fit_hashes_the_word_features_once(sample, monkeypatch):
+    from sklearn_structured.lowrank import _encoding
+
+    X, y, _, _ = sample
+    calls = []
+    hashes = _encoding._word_hashes
+    monkeypatch.setattr(_encoding, "_word_hashes",
+                        lambda *args: calls.append(args) or hashes(*args))
+    LowRankTensorParser(**SMALL).fit(X[:20], y[:20])
+    assert len(calls) == 1
 
 
 def test_grid_search_with_uas_scorer(sample):

@@ -20,6 +20,7 @@ from sklearn_structured.lowrank._features import (
     arc_feature_ids,
     max_arc_features,
 )
+from sklearn_structured.lowrank._encoding import encode
 from sklearn_structured.lowrank._estimator import _DECODERS, _token_arrays, train_sentence
 from sklearn_structured.lowrank._kernels import Config, Weights
 from sklearn_structured.lowrank._init import svd_initialisation
@@ -63,7 +64,7 @@ def dense_word_features(data, n, n_columns):
 
 def dense_arc_features(data, n, h, m, n_features):
     buf = np.empty(max_arc_features(n), dtype=np.int64)
-    k = arc_feature_ids(0, n, h, m, data["form"], data["lemma"], data["tag"], data["ctag"],
+    k = arc_feature_ids(0, n, h, m, data["form"], data["lemma"], data["xpos"], data["upos"],
                         True, n_features, buf)
     return np.bincount(buf[:k], minlength=n_features).astype(float)
 
@@ -92,7 +93,7 @@ def test_arc_scores_match_dense_formula(parser):
     params = random_parameters(parser, 0)
     for name, value in params.items():
         setattr(fitted, name + "_", value)
-    data = fitted._encode([sentence])
+    data = encode([sentence], fitted._encoding())
     expected = direct_scores(data, 6, params, fitted.gamma, fitted.n_features)
     got = fitted.arc_scores(sentence)
     mask = np.isfinite(got)
@@ -112,7 +113,7 @@ def run_train_sentence(parser, data, n, gold, params, acc, gamma, C, counter):
 def test_passive_aggressive_step_is_closed_form(parser, counter):
     n = 5
     sentence, gold = tiny_sentence(n)
-    data = parser._encode([sentence])
+    data = encode([sentence], parser._encoding())
     gamma = 0.4
     params = random_parameters(parser, 1)
     before = {k: v.copy() for k, v in params.items()}
@@ -167,7 +168,7 @@ def all_trees(n):
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_cost_augmented_decoding_finds_most_violating_tree(parser, n):
     sentence, gold = tiny_sentence(n)
-    data = parser._encode([sentence])
+    data = encode([sentence], parser._encoding())
     for seed in range(3):
         params = random_parameters(parser, 10 + seed)
         fitted = LowRankTensorParser(**parser.get_params())
@@ -197,7 +198,7 @@ def test_lazy_average_equals_explicit_mean(parser):
     counter = 0
     for _ in range(2):
         for sentence, gold in sentences:
-            data = parser._encode([sentence])
+            data = encode([sentence], parser._encoding())
             run_train_sentence(parser, data, len(sentence), gold, params, acc, 0.4, 1.0, counter)
             counter += 1
             history.append({k: v.copy() for k, v in params.items()})

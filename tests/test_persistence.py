@@ -65,20 +65,19 @@ def _predictions_equal(a, b):
 @pytest.mark.parametrize("name", ["lowrank", "easyfirst"])
 def test_fit_keeps_only_prediction_weights(name, tmp_path):
     """fit drops the training state and keeps the weights it predicts with (float32;
-    LowRank's float16 values in float64, the dtype its kernels score with in training);
+    LowRank's hold float16 values);
     partial_fit keeps what it needs to go on, and both predict the same labelled trees."""
     fitted, X, y = _labelled_parser(name, "fit")
     resumable, _, _ = _labelled_parser(name, "partial_fit")
     assert fitted.training_state_ is None and resumable.training_state_ is not None
-    assert fitted.labeller_["sums"] is None and resumable.labeller_["sums"] is not None
+    assert fitted.labeller_["perceptron"] is None
+    assert resumable.labeller_["perceptron"] is not None
     weights = ["theta_", "U_", "V_", "W_"] if name == "lowrank" else ["weights_"]
     for attribute in weights:
         values = getattr(fitted, attribute)
+        assert values.dtype == np.float32
         if name == "lowrank":
-            assert values.dtype == np.float64
             np.testing.assert_array_equal(values, values.astype(np.float16))
-        else:
-            assert values.dtype == np.float32
     assert fitted.labeller_["weights"].dtype == np.float32
     _predictions_equal(fitted.predict(X), resumable.predict(X))
 

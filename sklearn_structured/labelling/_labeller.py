@@ -13,11 +13,12 @@ format:
 ``vocabularies``  dict of :class:`~sklearn_structured.utils.Vocabulary`
 ``hash_bits``     int, the weight table has ``2 ** hash_bits`` cells
 ``cells``         int array, the cells that training ever touched (sorted)
-``weights``       float array, the current perceptron weights of those cells; once
-                  training is finished (:func:`finish_labeller`), their float32 average
-``sums``          float array, their running sums (the average is computed from
-                  them); None once training is finished
-``n_seen``        float, arcs trained on so far (the averaging counter)
+``perceptron``    the training state of those cells, a
+                  :func:`~sklearn_structured.utils.perceptron_state` of one
+                  parameter, ``"table"`` (its count: the arcs trained on so
+                  far); None once training is finished (:func:`finish_labeller`)
+``weights``       float32 array, the averaged weights of those cells that
+                  prediction uses; None while ``perceptron`` is kept
 ``n_iter``        int, passes made so far
 
 The root constraint: a label is a root label when most of its training
@@ -32,7 +33,7 @@ touched cells take less room than a dense table of a quarter of the size.
 import numpy as np
 
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
-from ..utils._training import prediction_weights
+from ..utils._training import perceptron_state, prediction_weights
 from ._kernels import LabelModel, LabelSentences, feats_signatures, predict_labels, train_epoch
 
 FIELDS = ("lower", "upos", "xpos", "lemma", "feats")
@@ -114,37 +115,65 @@ def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
         "vocabularies": fit_vocabularies(sentences, FIELDS),
         "hash_bits": int(hash_bits),
         "cells": np.zeros(0, np.int64),
-        "weights": np.zeros(0),
-        "sums": np.zeros(0),
-        "n_seen": 0.0,
+        "perceptron": perceptron_state({"table": np.zeros(0)}),
+        "weights": None,
         "n_iter": 0,
     }
 
 
-class _LabellerEpochs(EpochTrainer):
-    """Perceptron passes of the labeller over encoded gold trees."""
+class LabellerEpochs(EpochTrainer):
+    """Perceptron passes of the labeller over encoded gold trees.
 
-    def __init__(self, state, data, gold):
-        self.state, self.data, self.gold = state, data, gold
-        self.weights = _full_table(state, state["weights"])
-        self.sums = _full_table(state, state["sums"])
+    Trains full tables made from ``state``'s stored cells; :meth:`store`
+    puts the touched cells back into ``state``. A parser that trains the
+    labeller beside its own epochs calls :meth:`train_epoch` from its own,
+    and keeps the labeller's best epoch with its :meth:`snapshot`.
+    """
+
+    def __init__(self, state, sentences, heads, deprels):
+        self.state = state
+        self.data = _sentences(state, sentences, heads)
+        ids = {label: i for i, label in enumerate(state["labels"])}
+        # labels unseen when the state was made are not trained on
+        self.gold = np.fromiter((ids.get(label, -1) for labels in deprels for label in labels),
+                                np.int64, len(self.data.heads))
+        perceptron = state["perceptron"]
+        self.weights = _full_table(state, perceptron["weights"]["table"])
+        self.sums = _full_table(state, perceptron["sums"]["table"])
+        self.count = perceptron["count"].copy()
 
     def train_epoch(self):
         state = self.state
         order = np.random.default_rng([_ORDER_SEED, state["n_iter"]]).permutation(
             len(self.data.offsets) - 1)
-        seen = np.array([state["n_seen"]])
-        before = seen[0]
+        before = self.count[0]
         errors = train_epoch(self.data, self.gold, order,
-                             _model(state, self.weights, self.sums, seen))
-        state["n_seen"] = float(seen[0])
+                             _model(state, self.weights, self.sums, self.count))
         state["n_iter"] += 1
-        n_arcs = seen[0] - before
+        n_arcs = self.count[0] - before
         return EpochResult(f"labels, epoch {state['n_iter']}", errors / max(n_arcs, 1),
                            (("label errors", int(errors)),))
 
     def validation_score(self, validation):  # pragma: no cover - never given validation data
         raise NotImplementedError
+
+    def store(self):
+        """Put the touched cells and their training state into the labeller's state."""
+        cells = np.flatnonzero((self.weights != 0) | (self.sums != 0))
+        self.state.update(cells=cells, weights=None, perceptron={
+            "weights": {"table": self.weights[cells]}, "sums": {"table": self.sums[cells]},
+            "count": self.count.copy()})
+
+    def snapshot(self):
+        self.store()
+        return {key: self.state[key] for key in ("cells", "perceptron", "n_iter")}
+
+    def restore(self, snapshot):
+        self.state.update(snapshot, weights=None)
+        perceptron = snapshot["perceptron"]
+        self.weights = _full_table(self.state, perceptron["weights"]["table"])
+        self.sums = _full_table(self.state, perceptron["sums"]["table"])
+        self.count = perceptron["count"].copy()
 
 
 def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller", verbose=0):
@@ -153,30 +182,24 @@ def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller
     Labels unseen when the state was made are not trained on. The progress
     line's loss is the fraction of the pass's arcs whose label was wrong.
     """
-    data = _sentences(state, sentences, heads)
-    ids = {label: i for i, label in enumerate(state["labels"])}
-    gold = np.fromiter((ids.get(label, -1) for labels in deprels for label in labels),
-                       np.int64, len(data.heads))
-    epochs = _LabellerEpochs(state, data, gold)
+    epochs = LabellerEpochs(state, sentences, heads, deprels)
     epochs.run(n_epochs, name=name, verbose=verbose)
-    cells = np.flatnonzero((epochs.weights != 0) | (epochs.sums != 0))
-    state.update(cells=cells, weights=epochs.weights[cells], sums=epochs.sums[cells])
+    epochs.store()
     return state
 
 
 def averaged_labeller_weights(state):
     """The full float32 table of averaged perceptron weights that prediction uses."""
-    if state["sums"] is None:
+    if state["perceptron"] is None:
         return _full_table(state, state["weights"], np.float32)
-    return _full_table(state, prediction_weights(state["weights"], state["sums"], state["n_seen"]),
-                       np.float32)
+    return _full_table(state, prediction_weights(state["perceptron"], "table"), np.float32)
 
 
 def finish_labeller(state):
     """Keep only what prediction uses: the float32 average of the touched cells."""
-    if state["sums"] is not None:
-        state["weights"] = prediction_weights(state["weights"], state["sums"], state["n_seen"])
-        state["sums"] = None
+    if state["perceptron"] is not None:
+        state["weights"] = prediction_weights(state["perceptron"], "table")
+        state["perceptron"] = None
 
 
 def label_trees(state, sentences, heads, n_jobs=None, *, corpus=None, table=None):
@@ -210,19 +233,35 @@ class LabellingParserMixin:
     The parser calls :meth:`_fit_labels` from ``fit`` (``reset=True``; the
     labeller keeps only its averaged weights) and ``partial_fit`` (one pass,
     continuing; the training state is kept), and :meth:`_with_labels` at the
-    end of ``predict``. A parser fitted on heads alone has ``labeller_ = None``
+    end of ``predict``. A parser whose epochs also train the labeller (one
+    progress line and ``history_`` record per epoch for both, keep-best for
+    both) uses :meth:`_labeller_epochs` and :meth:`_store_labeller` instead
+    of :meth:`_fit_labels`. A parser fitted on heads alone has ``labeller_ = None``
     and predicts heads, exactly as without the labeller.
     """
 
     def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state):
+        epochs = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+        if epochs is None:
+            return
+        epochs.run(n_epochs, name=type(self).__name__, verbose=self.verbose)
+        self._store_labeller(epochs, keep_training_state)
+
+    def _labeller_epochs(self, sentences, heads, deprels, *, reset):
+        """The :class:`LabellerEpochs` of a ``fit`` (``reset``) or ``partial_fit`` call,
+        for a parser that runs them beside its own epochs; None for heads alone."""
         if reset:
             self.labeller_ = None
         if deprels is None:
-            return
+            return None
         if getattr(self, "labeller_", None) is None:
             self.labeller_ = new_labeller(sentences, heads, deprels)
-        train_labeller(self.labeller_, sentences, heads, deprels, n_epochs,
-                       name=type(self).__name__, verbose=self.verbose)
+        return LabellerEpochs(self.labeller_, sentences, heads, deprels)
+
+    def _store_labeller(self, epochs, keep_training_state):
+        """The labeller's state after training (only its prediction weights unless
+        ``keep_training_state``)."""
+        epochs.store()
         if not keep_training_state:
             finish_labeller(self.labeller_)
 
@@ -242,9 +281,9 @@ class LabellingParserMixin:
         state = getattr(self, "labeller_", None)
         if state is None:
             return heads
-        # the dense table, made once per fitted labeller (its weights arrays are replaced,
-        # never changed in place, when it trains)
-        table = self._cached("labeller_table", state["weights"],
+        # the dense table, made once per fitted labeller (its weights, or its training
+        # state, are replaced, never changed in place, when it trains)
+        table = self._cached("labeller_table", state["perceptron"] or state["weights"],
                              lambda: averaged_labeller_weights(state))
         return list(zip(heads, label_trees(state, sentences, heads, self.n_jobs, corpus=corpus,
                                            table=table)))

@@ -9,39 +9,31 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..kernels.eisner import nonprojective_arc_count
-from ..kernels.hashing import feature_hash, kept_positions
 from ..kernels.hill_climbing import ClimbSettings
 from ..kernels.mst import single_root_by_penalty
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
+    EARLY_STOPPING_CONSTRAINTS,
     EpochResult,
     EpochTrainer,
     SentenceEstimator,
-    Vocabulary,
     check_labelled_dependency_data,
-    fit_vocabularies,
     map_ranges,
     pack_ragged,
+    perceptron_state,
+    prediction_weights,
+    split_validation,
 )
 from ..utils._compat import Interval, Options, StrOptions, _fit_context
-from ..utils._training import check_resumable, float16_precision, prediction_weights
-from ._features import (
-    CORPUS_FIELDS,
-    FIELD_OFFSET,
-    N_ARC_BUCKETS,
-    T_FORM,
-    assemble_word_features,
-    count_word_features,
-    encode_sentences,
-    word_feature_hashes,
-)
+from ..utils._persistence import _Decoder, _Encoder
+from ..utils._training import check_resumable, float16_precision
+from ._encoding import Encoding, encode, fit_encoding, form_columns
+from ._features import N_ARC_BUCKETS
 from ._high_order import NO_HIGH_ORDER, third_order_decode, third_order_difference
 from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
-# word features seen fewer times in the first training data get no column of U, V
-MIN_WORD_FEATURE_COUNT = 2
 # third-order decoding: the candidate heads' margin below a word's best arc score,
 # in training and prediction, and restarts in a row without a better tree. EWT dev,
 # one model trained on all of train with margin 1 / 2 (1.0 keeps 3.4 heads per
@@ -69,33 +61,13 @@ _MOSTLY_PROJECTIVE = 0.01
 _PARAMETERS = ("theta", "U", "V", "W")
 
 
-def _check_word_vectors(word_vectors):
-    """``word_vectors`` as ``{word: float64 vector}``, all finite and of one dimension."""
-    vectors = {}
-    for word, vector in word_vectors.items():
-        if not isinstance(word, str):
-            raise ValueError(f"word_vectors keys must be word forms (str), got {word!r}")
-        try:
-            vector = np.asarray(vector, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"word_vectors[{word!r}] is not a vector of numbers") from None
-        if vector.ndim != 1 or vector.size == 0:
-            raise ValueError(f"word_vectors[{word!r}] must be a non-empty 1-D vector, "
-                             f"got shape {vector.shape}")
-        if vectors and vector.size != len(next(iter(vectors.values()))):
-            raise ValueError(f"word_vectors[{word!r}] has {vector.size} dimensions; "
-                             f"earlier vectors have {len(next(iter(vectors.values())))}")
-        if not np.all(np.isfinite(vector)):
-            raise ValueError(f"word_vectors[{word!r}] holds NaN or infinite values")
-        vectors[word] = vector
-    if not vectors:
-        raise ValueError("word_vectors is empty; pass None to train without word vectors")
-    return vectors
+# the fitted arrays that pickles hold as the safe model format does (see __getstate__)
+_COMPACT_IN_PICKLES = tuple(name + "_" for name in _PARAMETERS)
 
 
 def _token_arrays(data):
     """The arrays of an encoded corpus that the arc-score kernels read."""
-    return TokenArrays(data["form"], data["lemma"], data["tag"], data["ctag"],
+    return TokenArrays(data["form"], data["lemma"], data["xpos"], data["upos"],
                        data["wf_off"], data["wf_idx"], data["wf_val"])
 
 
@@ -131,29 +103,50 @@ class _PassiveAggressiveEpochs(EpochTrainer):
 
     While the tensor is not initialised (``init="svd"``), the first pass is
     the tensor-free one (gamma = 1) followed by the SVD initialisation; every
-    other pass is an epoch of the model proper. Both are
-    :meth:`LowRankTensorParser._epoch`.
+    other pass is an epoch of the model proper (both are
+    :meth:`LowRankTensorParser._epoch`) and, when the parser learns labels,
+    a pass of its arc labeller too (``labels``, the labeller's
+    :class:`~sklearn_structured.labelling._labeller.LabellerEpochs`): one
+    record, one progress line and one keep-best snapshot for both, so that
+    the validation LAS scores the tree and the labels of the same epoch.
     """
 
-    def __init__(self, parser, data, heads):
-        self.parser, self.data, self.heads = parser, data, heads
+    def __init__(self, parser, data, heads, labels):
+        self.parser, self.data, self.heads, self.labels = parser, data, heads, labels
+        self.history = parser.history_
 
     def train_epoch(self):
         parser = self.parser
         if not parser.tensor_initialised_:
             loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
             parser._initialise_tensor(self.data, self.heads, pred)
-            label = "init (gamma=1)"
-        else:
-            loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
-            label = f"epoch {parser.n_iter_}"
-        return EpochResult(label, loss, (("cost-augmented training UAS", train_uas),))
+            return EpochResult("init (gamma=1)", loss, (("cost-augmented training UAS", train_uas),))
+        loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
+        fields = (("cost-augmented training UAS", train_uas),)
+        if self.labels is not None:
+            labels = self.labels.train_epoch()
+            fields += (("label error rate", labels.loss), *labels.fields)
+        return EpochResult(f"epoch {parser.n_iter_}", loss, fields)
 
     def validation_score(self, validation):
         # the prediction weights are made only when used: averaging and
         # rounding every table per pass took a fifth of the demo's training
         self.parser._store_prediction_weights()
+        if self.labels is not None:
+            self.labels.store()
         return self.parser.score(*validation)
+
+    def snapshot(self):
+        state = self.parser.training_state_
+        return ({part: {name: array.copy() for name, array in state[part].items()}
+                 for part in ("weights", "sums")}, state["count"].copy(),
+                None if self.labels is None else self.labels.snapshot())
+
+    def restore(self, snapshot):
+        arrays, count, labels = snapshot
+        self.parser.training_state_ = {**arrays, "count": count}
+        if labels is not None:
+            self.labels.restore(labels)
 
 
 class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
@@ -171,8 +164,8 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     alternating the pairs (theta, U), (theta, V), (theta, W).
 
     Fitted on ``(heads, deprels)`` pairs, the parser also trains the
-    library's arc labeller on the gold trees (one perceptron pass per pass of
-    the parser) and then predicts pairs: the tree first, then a label for
+    library's arc labeller on the gold trees (one perceptron pass in each
+    epoch of the parser, after the initialisation pass) and then predicts pairs: the tree first, then a label for
     each of its arcs, ``root`` (the label of root-attached words in
     training) on the word attached to the root and on no other word. Its
     :meth:`score` is then the LAS. Fitted on heads alone it is the
@@ -201,8 +194,12 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         tensor-free epoch, or small Gaussian values.
     average : bool, default=True
         Predict with the parameters averaged over all updates.
-    use_pos : bool, default=True
-        Use part-of-speech tags (XPOS, falling back to UPOS) in the features.
+    pos : {"both"} or None, default="both"
+        The tag fields the features read: ``"both"`` reads XPOS as the fine
+        tag and UPOS as the coarse tag (a missing one falls back on the
+        other, then on the form); None reads no tags (word features only).
+        The same parameter as :class:`~sklearn_structured.easy_first.EasyFirstBeamParser`'s
+        ``pos``, whose features read one field; this parser's read both.
     word_vectors : mapping of str to 1-D array, default=None
         Optional embeddings; the vectors of a word and of its two neighbours
         are appended to its word features as real values.
@@ -217,30 +214,48 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``;
         on EWT dev ``C=1`` did better (84.65 against 84.04 UAS, 2,000
         training sentences, 2 epochs).
+    n_iter_no_change : int or None, default=None
+        With validation data (``X_val`` or ``validation_fraction``), stop
+        after this many passes without a better validation score and keep
+        the parameters (and the labeller's) of the best pass. None runs all
+        ``n_epochs``.
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out this fraction of the training sentences (drawn with
+        ``random_state``) as validation data, instead of giving ``X_val``.
     random_state : int, RandomState or None, default=None
-        Seeds the randomized SVD and the random initialisation.
+        Seeds the randomized SVD, the random initialisation and the
+        ``validation_fraction`` split.
     verbose : int, default=0
-        Print one progress line per pass: seconds, mean passive-aggressive
-        loss, the validation UAS (a fraction, as :meth:`score` returns it)
-        when ``fit`` has ``X_val``, and the UAS of the cost-augmented
-        decoding on the training data.
+        Print one progress line per pass on standard error: seconds, mean
+        passive-aggressive loss, the validation score (a fraction, as
+        :meth:`score` returns it) when there is validation data, the UAS of
+        the cost-augmented decoding on the training data and, when labels
+        are learnt, the labeller's errors on the pass.
     n_jobs : int or None, default=None
         Threads used by ``predict`` and ``predict_nbest``.
 
     Attributes
     ----------
-    theta_ : ndarray of shape (n_features,), float64 holding float16 values
+    theta_ : ndarray of shape (n_features,), float32 holding float16 values
         Weights of the hashed traditional arc features (averaged if ``average``).
-    U_, V_ : ndarray of shape (``n_word_features_``, rank), float64 (float16 values)
+    U_, V_ : ndarray of shape (``n_word_features_``, rank), float32 (float16 values)
         Head and modifier projections, stored feature-major (``U_.T`` is the
         paper's U).
-    W_ : ndarray of shape (n_arc_buckets, rank), float64 (float16 values)
+    W_ : ndarray of shape (n_arc_buckets, rank), float32 (float16 values)
         Arc-feature projection (direction x length buckets, root and bias).
     training_state_ : dict or None
-        What training goes on from (float64 current weights and running
-        sums of the average, keyed ``"current"`` and ``"sums"``): kept by
+        What training goes on from: the averaged-perceptron state of
+        :func:`~sklearn_structured.utils.perceptron_state` over ``"theta"``,
+        ``"U"``, ``"V"``, ``"W"`` (float64 weights, running sums, and the
+        count of updates since the average started). Kept by
         :meth:`partial_fit`, None after :meth:`fit`, whose model predicts
         only.
+    history_ : list of dict
+        One record per pass (the initialisation pass included): ``epoch``,
+        ``label``, ``loss``, ``seconds``, ``elapsed``, ``validation_score``
+        (None without validation data), ``cost-augmented_training_UAS`` and,
+        when labels are learnt, ``label_error_rate`` and ``label_errors``.
+        :meth:`fit` starts it afresh, :meth:`partial_fit` continues it.
     n_word_features_ : int
         Columns of the word-feature space (hashed templates seen at least
         twice in the first training data, plus 3 x the word-vector dimension).
@@ -263,13 +278,14 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         "decoder": [StrOptions({"auto", *_DECODERS})],
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
-        "use_pos": ["boolean"],
+        "pos": [StrOptions({"both"}), None],
         "word_vectors": [Mapping, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        **EARLY_STOPPING_CONSTRAINTS,
     }
 
     def __init__(
@@ -281,10 +297,12 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         decoder="auto",
         init="svd",
         average=True,
-        use_pos=True,
+        pos="both",
         word_vectors=None,
         n_features=2**22,
         order=1,
+        n_iter_no_change=None,
+        validation_fraction=None,
         random_state=None,
         verbose=0,
         n_jobs=None,
@@ -296,63 +314,29 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         self.decoder = decoder
         self.init = init
         self.average = average
-        self.use_pos = use_pos
+        self.pos = pos
         self.word_vectors = word_vectors
         self.n_features = n_features
         self.order = order
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
 
 
-    # ------------------------------------------------------------ encoding
-
-    def _set_feature_spaces(self, sentences):
-        """Vocabularies and word-feature table, from the first training data."""
-        self.vocabularies_ = fit_vocabularies(sentences, CORPUS_FIELDS)
-        if self.word_vectors is not None:
-            vectors = _check_word_vectors(self.word_vectors)
-            self.vector_vocabulary_ = Vocabulary(vectors)
-            dim = len(next(iter(vectors.values())))
-            table = np.zeros((len(self.vector_vocabulary_) + FIELD_OFFSET, dim))
-            for word, vector in vectors.items():
-                table[self.vector_vocabulary_.stoi[word] + FIELD_OFFSET] = vector
-            self.word_vector_table_ = table
-        else:
-            self.vector_vocabulary_ = None
-            self.word_vector_table_ = np.zeros((FIELD_OFFSET, 0))
-        encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
-        hashes, counts = np.unique(self._word_hashes(encoded)[1], return_counts=True)
-        self.word_feature_table_ = hashes[counts >= MIN_WORD_FEATURE_COUNT]
-        self.n_word_features_ = len(self.word_feature_table_) + 3 * self.word_vector_table_.shape[1]
-        return encoded
-
-    def _word_hashes(self, encoded):
-        counts = count_word_features(encoded["sent_off"], encoded["morph_off"], self.use_pos)
-        hash_off = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=hash_off[1:])
-        hashes = word_feature_hashes(encoded["sent_off"], encoded["form"], encoded["lemma"],
-                                     encoded["tag"], encoded["morph_off"], encoded["morph"],
-                                     self.use_pos, hash_off)
-        return hash_off, hashes
-
-    def _encode(self, sentences, encoded=None):
-        """Integer fields plus ragged word-feature columns of sentences."""
-        if encoded is None:
-            encoded = encode_sentences(sentences, self.vocabularies_, self.vector_vocabulary_)
-        hash_off, hashes = self._word_hashes(encoded)
-        table = self.word_feature_table_
-        columns = kept_positions(hashes, table)
-        vector_id = encoded.get("vector_id", encoded["form"])
-        encoded["wf_off"], encoded["wf_idx"], encoded["wf_val"] = assemble_word_features(
-            encoded["sent_off"], hash_off, columns, vector_id, self.word_vector_table_,
-            len(table))
-        return encoded
-
     # ------------------------------------------------------------ training
 
-    def _initialise(self, sentences):
-        encoded = self._set_feature_spaces(sentences)
+    def _encoding(self):
+        """The fitted :class:`~._encoding.Encoding`."""
+        return Encoding(self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
+                        self.word_feature_table_, self.pos is not None)
+
+    def _initialise(self, encoding):
+        """Fitted encoding and initial training state, from the first training data's encoding."""
+        (self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
+         self.word_feature_table_) = encoding[:4]
+        self.n_word_features_ = encoding.n_word_features
         rng = check_random_state(self.random_state)
         shapes = {
             "theta": (self.n_features,),
@@ -360,45 +344,42 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             "V": (self.n_word_features_, self.rank),
             "W": (N_ARC_BUCKETS, self.rank),
         }
-        current = {name: np.zeros(shape) for name, shape in shapes.items()}
+        initial = {name: np.zeros(shape) for name, shape in shapes.items()}
         if self.init == "random" and self.gamma < 1:
             for name in ("U", "V", "W"):
-                current[name] = rng.normal(scale=0.1, size=shapes[name])
-        self.training_state_ = {"current": current,
-                                "sums": {name: np.zeros_like(v) for name, v in current.items()}}
-        self.n_updates_ = 0
+                initial[name] = rng.normal(scale=0.1, size=shapes[name])
+        self.training_state_ = perceptron_state(initial)
         self.n_iter_ = 0
         self.tensor_initialised_ = self.init == "random" or self.gamma == 1
-        return encoded
 
     def _store_prediction_weights(self):
         """``theta_``, ``U_``, ``V_``, ``W_`` from the training state.
 
-        Rounded to float16 values, so the saved model is a quarter of
+        float32 rounded to float16 values, so the saved model is a quarter of
         float64's size, and on EWT dev the parse is the same (2 of 25,147
-        heads change, UAS/LAS equal to 0.01; issue 13). They are held as
-        float64, the dtype training scores with, so that the scoring kernels
-        compile once rather than once per dtype (about 5 s of the first run).
+        heads change, UAS/LAS equal to 0.01; issue 13). The scoring kernels
+        add them up in float64, so they score exactly as the same values
+        held in float64 did; the price is a second compilation of those
+        kernels (training scores with the float64 training state), paid once
+        thanks to numba's cache.
         """
-        current, sums = self.training_state_["current"], self.training_state_["sums"]
         for name in _PARAMETERS:
-            weights = float16_precision(prediction_weights(
-                current[name], sums[name], self.n_updates_, self.average))
-            setattr(self, name + "_", weights.astype(np.float64))
+            setattr(self, name + "_", float16_precision(
+                prediction_weights(self.training_state_, name, self.average)))
 
     def _epoch(self, data, heads, gamma):
-        """One pass of passive-aggressive updates; returns (mean loss, training UAS)."""
-        current, acc = self.training_state_["current"], self.training_state_["sums"]
+        """One pass of passive-aggressive updates; returns (mean loss, training UAS, heads)."""
+        state = self.training_state_
         sent_off = data["sent_off"]
         tokens = _token_arrays(data)
-        params = Weights(*(current[name] for name in _PARAMETERS))
-        sums = Weights(*(acc[name] for name in _PARAMETERS))
+        params = Weights(*(state["weights"][name] for name in _PARAMETERS))
+        sums = Weights(*(state["sums"][name] for name in _PARAMETERS))
         config = self._config(gamma)
         decode = _DECODERS[self.decoder_]
         climb = self._climb_settings(TRAINING_PATIENCE) if self.order == 3 else None
         pred = np.zeros_like(heads)
         losses = np.zeros(len(sent_off) - 1)
-        counter = self.n_updates_
+        counter = int(state["count"][0])
         for s in range(len(losses)):
             start = sent_off[s]
             n = sent_off[s + 1] - start - 1
@@ -407,7 +388,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
                 start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter,
                 climb)
             counter += 1
-        self.n_updates_ = counter
+        state["count"][0] = counter
         self.n_iter_ += 1
         return losses.mean(), float(np.mean(pred == heads)), pred
 
@@ -420,35 +401,41 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         arcs_h = np.concatenate([heads, pred])
         arcs_m = np.concatenate([modifier, modifier])
         arcs_sent = np.concatenate([sentence_of, sentence_of])
+        state = self.training_state_
         entries = tensor_entries(sent_off, (arcs_sent, arcs_h, arcs_m), _token_arrays(data),
-                                 self.word_feature_table_, self.training_state_["current"]["theta"],
+                                 self.word_feature_table_, state["weights"]["theta"],
                                  self._config(self.gamma), _PAIRS)
         rng = check_random_state(self.random_state)
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
-        current, sums = self.training_state_["current"], self.training_state_["sums"]
-        current.update(U=U, V=V, W=W)
+        state["weights"].update(U=U, V=V, W=W)
         # the average starts with the model proper, after the initialisation pass
         for name in _PARAMETERS:
-            sums[name] = np.zeros_like(current[name])
-        self.n_updates_ = 0
+            state["sums"][name] = np.zeros_like(state["weights"][name])
+        state["count"][0] = 0
         self.tensor_initialised_ = True
 
-    def _run_epochs(self, data, heads, n_epochs, X_val, y_val):
-        # the tensor-free initialisation pass, if still due, comes before the n_epochs
-        n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
-        _PassiveAggressiveEpochs(self, data, heads).run(
-            n_passes, name=type(self).__name__, verbose=self.verbose,
-            validation=None if X_val is None else (X_val, y_val))
-        self._store_prediction_weights()
-
-    def _training_data(self, X, y, reset):
+    def _train(self, X, y, X_val, y_val, *, n_epochs, reset):
+        """The passes of ``fit`` (``reset``) or ``partial_fit`` over ``(X, y)``, with the
+        labeller's when ``y`` holds labels."""
+        X, y, validation = split_validation(self, X, y, X_val, y_val)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
-        encoded = self._initialise(sentences) if reset else None
-        data = self._encode(sentences, encoded)
+        if reset:
+            encoding, data = fit_encoding(sentences, self.word_vectors, self.pos is not None)
+            self._initialise(encoding)
+            self.history_ = []
+        else:
+            data = encode(sentences, self._encoding())
         flat, offsets = pack_ragged(heads)
         if reset:
             self.decoder_ = self._choose_decoder(flat, offsets)
-        return data, flat, (sentences, heads, deprels)
+        labels = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+        # the tensor-free initialisation pass, if still due, comes before the n_epochs
+        n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
+        _PassiveAggressiveEpochs(self, data, flat, labels).run(
+            n_passes, name=type(self).__name__, verbose=self.verbose, validation=validation,
+            patience=self.n_iter_no_change)
+        self._store_prediction_weights()
+        return labels
 
     def _choose_decoder(self, heads, offsets):
         """The decoder to train and parse with: ``decoder``, or the choice of ``"auto"``
@@ -470,17 +457,17 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
             Gold heads, 1-based, 0 for the root; with their relation labels
             (a sequence of str per sentence) to train the labeller too.
         X_val, y_val : list of sentences and list of int arrays (or pairs), optional
-            Validation data (keyword only), scored with :meth:`score` after
-            every pass for the progress line when ``verbose`` is set; it does
-            not change the model.
+            Validation data (keyword only; or ``validation_fraction``),
+            scored with :meth:`score` after every pass, for ``history_``, the
+            progress line and ``n_iter_no_change``.
 
         Returns
         -------
         self
         """
-        data, heads, labelled = self._training_data(X, y, reset=True)
-        self._fit_labels(*labelled, self.n_epochs, reset=True, keep_training_state=False)
-        self._run_epochs(data, heads, self.n_epochs, X_val, y_val)
+        labels = self._train(X, y, X_val, y_val, n_epochs=self.n_epochs, reset=True)
+        if labels is not None:
+            self._store_labeller(labels, keep_training_state=False)
         self.training_state_ = None  # only partial_fit needs it; it would double the model
         return self
 
@@ -498,10 +485,33 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         reset = not hasattr(self, "theta_")
         if not reset:
             check_resumable(self, self.training_state_)
-        data, heads, labelled = self._training_data(X, y, reset=reset)
-        self._fit_labels(*labelled, 1, reset=reset, keep_training_state=True)
-        self._run_epochs(data, heads, 1, X_val, y_val)
+        labels = self._train(X, y, X_val, y_val, n_epochs=1, reset=reset)
+        if labels is not None:
+            self._store_labeller(labels, keep_training_state=True)
         return self
+
+    # ------------------------------------------------------------ pickling
+
+    def __getstate__(self):
+        # the weights go into pickles as the safe model format stores them (by their
+        # non-zero cells or rows, as float16 where that is exact), with its code:
+        # theta_ is mostly zero, and dense it made pickles 8 times the size of model files
+        state = super().__getstate__()
+        encoder = _Encoder()
+        packed = {name: encoder.array(state.pop(name), name)
+                  for name in _COMPACT_IN_PICKLES if name in state}
+        if packed:
+            state["_packed_weights"] = (packed, encoder.arrays)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        packed = self.__dict__.pop("_packed_weights", None)
+        if packed is not None:
+            descriptions, arrays = packed
+            decoder = _Decoder(arrays)
+            for name, description in descriptions.items():
+                setattr(self, name, decoder.decode(description))
 
     # ---------------------------------------------------------- prediction
 
@@ -510,12 +520,10 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         the parser's; more fields may be packed for the labeller)."""
         check_is_fitted(self, "theta_")
         sentences = self._check_prediction_input(X)
-        encoded = encode_sentences(sentences, vocabularies or self.vocabularies_,
-                                   self.vector_vocabulary_)
-        return sentences, self._encode(sentences, encoded)
+        return sentences, encode(sentences, self._encoding(), vocabularies)
 
     def _config(self, gamma):
-        return Config(float(gamma), float(self.C), int(self.n_features), bool(self.use_pos))
+        return Config(float(gamma), float(self.C), int(self.n_features), self.pos is not None)
 
     def _sentence_scores(self, data, s):
         """Arc score matrix of sentence ``s`` of an encoded corpus, under the fitted weights."""
@@ -565,7 +573,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
-        return ("xpos", "upos") if self.use_pos else ()
+        return ("xpos", "upos") if self.pos is not None else ()
 
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first (unlabelled).
@@ -608,12 +616,9 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         if role not in ("head", "modifier"):
             raise ValueError(f"role must be 'head' or 'modifier', got {role!r}")
         matrix = self.U_ if role == "head" else self.V_
-        ids = self.vocabularies_["form"].encode(words) + FIELD_OFFSET
-        keys = np.array([feature_hash(T_FORM, i, 0, 0, 0, 0) for i in ids], dtype=np.int64)
-        table = self.word_feature_table_
-        columns = np.minimum(np.searchsorted(table, keys), len(table) - 1)
-        known = (table[columns] == keys) & (ids != FIELD_OFFSET)
-        out = np.zeros((len(ids), self.rank))
+        columns = form_columns(words, self._encoding())
+        known = columns >= 0
+        out = np.zeros((len(columns), self.rank))
         out[known] = matrix[columns[known]]
         return out
 

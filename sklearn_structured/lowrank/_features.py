@@ -1,7 +1,7 @@
 """Feature templates of the low-rank tensor parser (Lei et al., 2014), in numba.
 
-Sentences are first turned into integer token fields (form, lemma, fine tag,
-coarse tag, morphological features) by :func:`encode_sentences`. Every
+Sentences are first turned into integer token fields (form, lemma, XPOS as
+the fine tag, UPOS as the coarse tag, FEATS) by :mod:`._encoding`. Every
 template is then a fixed 64-bit hash of a template number and a few of those
 integers, so the same model always sees the same feature ids.
 
@@ -28,7 +28,6 @@ import numpy as np
 from numba import njit
 
 from ..kernels.hashing import feature_hash
-from ..utils import ROOT_ID, encode_corpus, token_values
 
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
@@ -46,7 +45,8 @@ ROOT_BUCKET = 2 * N_DISTANCE_BINS  # arcs from the root get their own bucket
 BIAS_BUCKET = ROOT_BUCKET + 1  # always-on column of W
 N_ARC_BUCKETS = BIAS_BUCKET + 1
 
-# Word-feature templates (phi_w); numbers are part of the hash.
+# Word-feature templates (phi_w); numbers are part of the hash. A field's three
+# window templates (the slot, its left and right neighbour) are consecutive.
 T_FORM, T_FORM_P, T_FORM_N = 1, 2, 3
 T_LEMMA, T_LEMMA_P, T_LEMMA_N = 4, 5, 6
 T_POS, T_POS_P, T_POS_N = 7, 8, 9
@@ -66,10 +66,10 @@ COARSE_SHIFT = 100  # the tag templates again over coarse tags: numbers + 100
 # How many hashes each block of templates writes; the buffers are sized from
 # these, and the code filling a block advances by its count.
 N_WORD_LEMMA_TEMPLATES = 7  # phi_w: forms and lemmas around the slot, bias
-N_WORD_TAG_TEMPLATES = 7  # phi_w: tags around the slot (use_pos)
+N_WORD_TAG_TEMPLATES = 7  # phi_w: tags around the slot (pos)
 N_WORD_FEATS_TEMPLATES = 2  # phi_w: per FEATS item
 N_ARC_WORD_TEMPLATES = 4  # arc: forms and lemmas
-N_ARC_LEMMA_TAG_TEMPLATES = 6  # arc: lemma x tag (use_pos)
+N_ARC_LEMMA_TAG_TEMPLATES = 6  # arc: lemma x tag (pos)
 N_ARC_TAG_TEMPLATES = 20  # arc: per tag set, plus one per word between h and m
 
 
@@ -99,18 +99,27 @@ def _field_at(field, start, n, i):
 
 
 @njit(cache=True, nogil=True)
-def count_word_features(sent_off, morph_off, use_pos):
+def count_word_features(sent_off, feats_off, pos):
     """Number of phi_w hashes of every token slot (for allocating the ragged output)."""
     n_slots = sent_off[-1]
     counts = np.empty(n_slots, dtype=np.int64)
-    per_token = N_WORD_LEMMA_TEMPLATES + (N_WORD_TAG_TEMPLATES if use_pos else 0)
+    per_token = N_WORD_LEMMA_TEMPLATES + (N_WORD_TAG_TEMPLATES if pos else 0)
     for t in range(n_slots):
-        counts[t] = per_token + N_WORD_FEATS_TEMPLATES * (morph_off[t + 1] - morph_off[t])
+        counts[t] = per_token + N_WORD_FEATS_TEMPLATES * (feats_off[t + 1] - feats_off[t])
     return counts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _window(out, k, template, field, start, n, i):
+    """The unigram templates ``template`` (slot i), ``template + 1`` (slot i - 1) and
+    ``template + 2`` (slot i + 1) of one field, at ``out[k:k + 3]``."""
+    out[k] = feature_hash(template, _field_at(field, start, n, i), 0, 0, 0, 0)
+    out[k + 1] = feature_hash(template + 1, _field_at(field, start, n, i - 1), 0, 0, 0, 0)
+    out[k + 2] = feature_hash(template + 2, _field_at(field, start, n, i + 1), 0, 0, 0, 0)
+
+
 @njit(cache=True, nogil=True)
-def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, out_off):
+def word_feature_hashes(sent_off, form, lemma, xpos, feats_off, feats, pos, out_off):
     """Hashes of phi_w for every token slot, ragged by ``out_off``."""
     out = np.empty(out_off[-1], dtype=np.int64)
     for s in range(len(sent_off) - 1):
@@ -118,35 +127,24 @@ def word_feature_hashes(sent_off, form, lemma, tag, morph_off, morph, use_pos, o
         n = sent_off[s + 1] - start - 1
         for i in range(n + 1):
             k = out_off[start + i]
-            w = _field_at(form, start, n, i)
-            wp = _field_at(form, start, n, i - 1)
-            wn = _field_at(form, start, n, i + 1)
             lm = _field_at(lemma, start, n, i)
-            lp = _field_at(lemma, start, n, i - 1)
-            ln = _field_at(lemma, start, n, i + 1)
-            out[k] = feature_hash(T_FORM, w, 0, 0, 0, 0)
-            out[k + 1] = feature_hash(T_FORM_P, wp, 0, 0, 0, 0)
-            out[k + 2] = feature_hash(T_FORM_N, wn, 0, 0, 0, 0)
-            out[k + 3] = feature_hash(T_LEMMA, lm, 0, 0, 0, 0)
-            out[k + 4] = feature_hash(T_LEMMA_P, lp, 0, 0, 0, 0)
-            out[k + 5] = feature_hash(T_LEMMA_N, ln, 0, 0, 0, 0)
+            _window(out, k, T_FORM, form, start, n, i)
+            _window(out, k + 3, T_LEMMA, lemma, start, n, i)
             out[k + 6] = feature_hash(T_BIAS, 0, 0, 0, 0, 0)
             k += N_WORD_LEMMA_TEMPLATES
-            if use_pos:
-                p = _field_at(tag, start, n, i)
-                pp = _field_at(tag, start, n, i - 1)
-                pn = _field_at(tag, start, n, i + 1)
-                out[k] = feature_hash(T_POS, p, 0, 0, 0, 0)
-                out[k + 1] = feature_hash(T_POS_P, pp, 0, 0, 0, 0)
-                out[k + 2] = feature_hash(T_POS_N, pn, 0, 0, 0, 0)
+            if pos:
+                p = _field_at(xpos, start, n, i)
+                pp = _field_at(xpos, start, n, i - 1)
+                pn = _field_at(xpos, start, n, i + 1)
+                _window(out, k, T_POS, xpos, start, n, i)
                 out[k + 3] = feature_hash(T_POSP_POS, pp, p, 0, 0, 0)
                 out[k + 4] = feature_hash(T_POS_POSN, p, pn, 0, 0, 0)
                 out[k + 5] = feature_hash(T_POS_LEMMA, p, lm, 0, 0, 0)
                 out[k + 6] = feature_hash(T_POS_TRIGRAM, pp, p, pn, 0, 0)
                 k += N_WORD_TAG_TEMPLATES
-            for j in range(morph_off[start + i], morph_off[start + i + 1]):
-                out[k] = feature_hash(T_MORPH, morph[j], 0, 0, 0, 0)
-                out[k + 1] = feature_hash(T_MORPH_LEMMA, morph[j], lm, 0, 0, 0)
+            for j in range(feats_off[start + i], feats_off[start + i + 1]):
+                out[k] = feature_hash(T_MORPH, feats[j], 0, 0, 0, 0)
+                out[k + 1] = feature_hash(T_MORPH_LEMMA, feats[j], lm, 0, 0, 0)
                 k += N_WORD_FEATS_TEMPLATES
     return out
 
@@ -200,7 +198,7 @@ def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj):
 
 
 @njit(cache=True, nogil=True)
-def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, out):
+def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, out):
     """Write the theta indices of phi_{h->m} into ``out``; return how many.
 
     McDonald et al.'s (2005) first-order templates over forms and the fine
@@ -221,10 +219,10 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         out[k + 2] = feature_hash(A_HW_MW, hw, mw, conj, 0, 0)
         out[k + 3] = feature_hash(A_HL_ML, hl, ml, conj, 0, 0)
         k += N_ARC_WORD_TEMPLATES
-        if not use_pos:
+        if not pos:
             continue
-        hp = tag[start + h]
-        mp = tag[start + m]
+        hp = xpos[start + h]
+        mp = xpos[start + m]
         out[k] = feature_hash(A_HL_HP, hl, hp, conj, 0, 0)
         out[k + 1] = feature_hash(A_ML_MP, ml, mp, conj, 0, 0)
         out[k + 2] = feature_hash(A_HL_ML_MP, hl, ml, mp, conj, 0)
@@ -236,7 +234,7 @@ def arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features,
         # would compile twice (once per literal value)
         for coarse in range(2):
             k = _tag_templates(out, k, coarse * COARSE_SHIFT, start, n, h, m, hw, mw,
-                               ctag if coarse else tag, conj)
+                               upos if coarse else xpos, conj)
     # reduced to theta indices in one place: a modulo per template would each
     # bring its own division-by-zero check to compile
     for j in range(k):
@@ -283,41 +281,3 @@ def assemble_word_features(sent_off, hash_off, columns, vector_id, embeddings, n
                     val[k] = embeddings[f, c]
                     k += 1
     return off, idx, val
-
-
-# ------------------------------------------------- sentences -> integer fields
-
-
-# The corpus fields LowRank reads: its fine tag is XPOS, its coarse tag UPOS.
-CORPUS_FIELDS = ("form", "lemma", "xpos", "upos", "feats")
-
-
-def encode_sentences(sentences, vocabularies, vector_vocabulary=None):
-    """Pack sentences into integer fields with a root slot per sentence.
-
-    The corpus of :func:`sklearn_structured.utils.encode_corpus` with the
-    ids moved past the reserved ones (``FIELD_OFFSET``; root slots ``ROOT``),
-    as a dict of arrays: ``sent_off`` (sentence s occupies slots
-    ``sent_off[s]:sent_off[s+1]``, slot 0 the root), ``form``, ``lemma``,
-    ``tag`` (XPOS), ``ctag`` (UPOS) and ``morph``/``morph_off`` (ragged
-    FEATS ids per slot), ``vector_id`` (row of the word-vector table,
-    looked up by form then lower-cased form) when a ``vector_vocabulary`` is
-    given, and ``corpus``, the packed corpus itself (with every field of
-    ``vocabularies``, which may hold more than the parser reads).
-    """
-    corpus = encode_corpus(sentences, vocabularies, root=True)
-    encoded = {"sent_off": corpus.offsets, "corpus": corpus}
-    for name, field in (("form", "form"), ("lemma", "lemma"), ("tag", "xpos"), ("ctag", "upos")):
-        ids = corpus[field]
-        encoded[name] = np.where(ids == ROOT_ID, ROOT, ids + FIELD_OFFSET)
-    if vector_vocabulary is not None:
-        stoi = vector_vocabulary.stoi
-        forms = token_values(sentences, "form")
-        ids = np.fromiter((stoi.get(f, stoi.get(f.lower(), 0)) for f in forms), dtype=np.int64,
-                          count=len(forms))
-        vector_id = np.full(corpus.offsets[-1], ROOT, dtype=np.int64)
-        vector_id[encoded["form"] != ROOT] = ids + FIELD_OFFSET
-        encoded["vector_id"] = vector_id
-    encoded["morph_off"] = corpus["feats_offsets"]
-    encoded["morph"] = corpus["feats"] + FIELD_OFFSET
-    return encoded

@@ -96,20 +96,20 @@ TEMPLATES, PART_OFFSETS = _template_table(_TEMPLATE_LIST)
 
 
 @njit(cache=True, nogil=True)
-def token_attributes(start, n, form, tag, ctag):
+def token_attributes(start, n, form, xpos, upos):
     """(n + 1, 3) attribute matrix of the sentence at slot ``start`` (row 0 the root)."""
     attrs = np.empty((n + 1, 3), dtype=np.int64)
     for i in range(n + 1):
         attrs[i, FORM] = form[start + i]
-        attrs[i, TAG] = tag[start + i]
-        attrs[i, CTAG] = ctag[start + i]
+        attrs[i, TAG] = xpos[start + i]
+        attrs[i, CTAG] = upos[start + i]
     return attrs
 
 
 def part_scorer(start, n, tokens, theta, n_features, scale):
     """The :class:`PartScorer` of the sentence at slot ``start`` of an encoded corpus
     (``tokens`` a :class:`~sklearn_structured.lowrank._kernels.TokenArrays`)."""
-    attrs = token_attributes(start, n, tokens.form, tokens.tag, tokens.ctag)
+    attrs = token_attributes(start, n, tokens.form, tokens.xpos, tokens.upos)
     return PartScorer(attrs, TEMPLATES, PART_OFFSETS, theta, int(n_features), float(scale))
 
 

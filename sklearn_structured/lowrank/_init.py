@@ -62,13 +62,13 @@ def _word_column(table, template, value):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _field_for(template, form, lemma, tag, slot):
+def _field_for(template, form, lemma, xpos, slot):
     if template == T_FORM:
         return form[slot]
     if template == T_LEMMA:
         return lemma[slot]
     if template == T_POS:
-        return tag[slot]
+        return xpos[slot]
     return 0
 
 
@@ -82,9 +82,9 @@ def tensor_entries(sent_off, arcs, tokens, table, theta, config, pairs):
     :class:`~._kernels.Config`.
     """
     arcs_sent, arcs_h, arcs_m = arcs
-    form, lemma, tag = tokens.form, tokens.lemma, tokens.tag
+    form, lemma, xpos = tokens.form, tokens.lemma, tokens.xpos
     n_features = config.n_features
-    n_pairs = len(pairs) if config.use_pos else _N_WORD_ONLY_PAIRS
+    n_pairs = len(pairs) if config.pos else _N_WORD_ONLY_PAIRS
     size = 2 * n_pairs * len(arcs_h)
     rows = np.empty(size, dtype=np.int64)
     cols = np.empty(size, dtype=np.int64)
@@ -98,8 +98,8 @@ def tensor_entries(sent_off, arcs, tokens, table, theta, config, pairs):
         bucket = arc_bucket(h, m)
         for p in range(n_pairs):
             template, head_t, mod_t = pairs[p, 0], pairs[p, 1], pairs[p, 2]
-            hv = _field_for(head_t, form, lemma, tag, start + h)
-            mv = _field_for(mod_t, form, lemma, tag, start + m)
+            hv = _field_for(head_t, form, lemma, xpos, start + h)
+            mv = _field_for(mod_t, form, lemma, xpos, start + m)
             i = _word_column(table, head_t, hv)
             j = _word_column(table, mod_t, mv)
             if i < 0 or j < 0:

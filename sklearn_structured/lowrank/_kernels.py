@@ -5,7 +5,10 @@ The parameters are plain arrays: ``theta`` (hashed MST weights), ``U`` and
 rank), stored feature-major so that one feature's r weights are contiguous.
 The entry points take them, the encoded corpus and the settings as three
 named tuples built at call time (:class:`TokenArrays`, :class:`Weights`,
-:class:`Config`), so the fitted estimator keeps plain arrays.
+:class:`Config`), so the fitted estimator keeps plain arrays. Training passes
+its float64 weights, prediction the fitted model's float32 ones; the scores
+are accumulated in float64 either way, so a float32 weight scores exactly as
+the same value in float64 would.
 
 The arc score (Lei et al. 2014, Eq. 3) is
 
@@ -34,8 +37,8 @@ class TokenArrays(NamedTuple):
 
     form: np.ndarray
     lemma: np.ndarray
-    tag: np.ndarray
-    ctag: np.ndarray
+    xpos: np.ndarray  # the fine tag
+    upos: np.ndarray  # the coarse tag
     wf_off: np.ndarray  # word features of slot t: wf_idx/wf_val[wf_off[t]:wf_off[t + 1]]
     wf_idx: np.ndarray
     wf_val: np.ndarray
@@ -54,7 +57,8 @@ class Config(NamedTuple):
     gamma: float
     C: float
     n_features: int
-    use_pos: bool
+    pos: bool
+    """Whether the templates read the tag fields (the parser's ``pos`` is not None)."""
 
 
 # Small helpers with one or two call sites are inlined (inline="always"):
@@ -78,16 +82,16 @@ def project_tokens(M, start, n, wf_off, wf_idx, wf_val):
 
 @njit(cache=True, nogil=True, inline="always")
 def project_buckets(W):
-    """``W^T phi_hm`` for every bucket: the bucket's row plus the bias row."""
+    """``W^T phi_hm`` for every bucket: the bucket's row plus the bias row (in float64)."""
     out = np.empty((N_ARC_BUCKETS, W.shape[1]))
     for b in range(N_ARC_BUCKETS):
         for r in range(W.shape[1]):
-            out[b, r] = W[b, r] + (W[BIAS_BUCKET, r] if b != BIAS_BUCKET else 0.0)
+            out[b, r] = np.float64(W[b, r]) + (W[BIAS_BUCKET, r] if b != BIAS_BUCKET else 0.0)
     return out
 
 
 @njit(cache=True, nogil=True)
-def sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos,
+def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
                     gamma, Uh, Vm, Wb):
     """Arc score matrix (n + 1, n + 1), ``scores[h, m]``; column 0 and diagonal are 0.
 
@@ -103,7 +107,7 @@ def sentence_scores(start, n, form, lemma, tag, ctag, theta, n_features, use_pos
                 continue
             s = 0.0
             if gamma > 0.0:
-                k = arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, buf)
+                k = arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, buf)
                 for j in range(k):
                     s += theta[buf[j]]
                 s *= gamma
@@ -133,8 +137,8 @@ def sentence_arc_scores(start, n, tokens, weights, config):
         Uh = np.zeros((n + 1, rank))
         Vm = Uh
         Wb = np.zeros((N_ARC_BUCKETS, rank))
-    scores = sentence_scores(start, n, tokens.form, tokens.lemma, tokens.tag, tokens.ctag,
-                             weights.theta, config.n_features, config.use_pos, config.gamma,
+    scores = sentence_scores(start, n, tokens.form, tokens.lemma, tokens.xpos, tokens.upos,
+                             weights.theta, config.n_features, config.pos, config.gamma,
                              Uh, Vm, Wb)
     return scores, Uh, Vm, Wb
 
@@ -151,28 +155,41 @@ def tree_score(scores, heads):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def theta_difference(start, n, gold, pred, form, lemma, tag, ctag, use_pos, n_features):
-    """d_theta = phi(gold tree) - phi(predicted tree), merged: (ids, values).
+def differing_arcs(gold, pred):
+    """The arcs in which two trees differ, as (heads, modifiers, signs): for every word
+    whose heads differ, its gold arc (sign +1) then its predicted arc (sign -1)."""
+    heads = np.empty(2 * len(gold), dtype=np.int64)
+    modifiers = np.empty(2 * len(gold), dtype=np.int64)
+    signs = np.empty(2 * len(gold))
+    size = 0
+    for m in range(1, len(gold) + 1):
+        if gold[m - 1] == pred[m - 1]:
+            continue
+        heads[size], heads[size + 1] = gold[m - 1], pred[m - 1]
+        modifiers[size] = modifiers[size + 1] = m
+        signs[size], signs[size + 1] = 1.0, -1.0
+        size += 2
+    return heads[:size], modifiers[:size], signs[:size]
 
-    Arcs shared by both trees cancel and are skipped.
-    """
+
+@njit(cache=True, nogil=True, inline="always")
+def theta_difference(start, n, arcs, form, lemma, xpos, upos, pos, n_features):
+    """d_theta = phi(gold tree) - phi(predicted tree) over the :func:`differing_arcs`,
+    merged: (ids, values)."""
+    heads, modifiers, signs = arcs
     cap = max_arc_features(n)
-    ids = np.empty(2 * n * cap, dtype=np.int64)
-    signs = np.empty(2 * n * cap)
+    ids = np.empty(len(heads) * cap, dtype=np.int64)
+    values = np.empty(len(heads) * cap)
     buf = np.empty(cap, dtype=np.int64)
     size = 0
-    for m in range(1, n + 1):
-        g = gold[m - 1]
-        p = pred[m - 1]
-        if g == p:
-            continue
-        for h, sign in ((g, 1.0), (p, -1.0)):
-            k = arc_feature_ids(start, n, h, m, form, lemma, tag, ctag, use_pos, n_features, buf)
-            for j in range(k):
-                ids[size] = buf[j]
-                signs[size] = sign
-                size += 1
-    return _merge_scalar(ids[:size], signs[:size])
+    for a in range(len(heads)):
+        k = arc_feature_ids(start, n, heads[a], modifiers[a], form, lemma, xpos, upos, pos,
+                            n_features, buf)
+        for j in range(k):
+            ids[size] = buf[j]
+            values[size] = signs[a]
+            size += 1
+    return _merge_scalar(ids[:size], values[:size])
 
 
 @njit(cache=True, nogil=True)
@@ -201,52 +218,46 @@ def _merge_scalar(ids, values):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def tensor_difference(which, start, n, gold, pred, wf_off, wf_idx, wf_val, Uh, Vm, Wb):
-    """Gradient of the tensor score of gold minus predicted tree w.r.t. U, V or W.
+def tensor_difference(which, start, arcs, wf_off, wf_idx, wf_val, Uh, Vm, Wb):
+    """Gradient of the tensor score of gold minus predicted tree w.r.t. U, V or W, over
+    the :func:`differing_arcs`.
 
     ``which`` is 0 (U: rows ``(V phi_m * W phi_hm) (x) phi_h``), 1 (V: rows
     ``(U phi_h * W phi_hm) (x) phi_m``) or 2 (W: rows ``(U phi_h * V phi_m)
     (x) phi_hm``). Returns merged (feature ids, rows of length rank).
     """
+    heads, modifiers, signs = arcs
     rank = Uh.shape[1]
     size = 0
-    for m in range(1, n + 1):
-        if gold[m - 1] == pred[m - 1]:
-            continue
-        for h in (gold[m - 1], pred[m - 1]):
-            if which == 0:
-                size += wf_off[start + h + 1] - wf_off[start + h]
-            elif which == 1:
-                size += wf_off[start + m + 1] - wf_off[start + m]
-            else:
-                size += 2
+    for a in range(len(heads)):
+        if which == 2:
+            size += 2
+        else:
+            slot = start + (heads[a] if which == 0 else modifiers[a])
+            size += wf_off[slot + 1] - wf_off[slot]
     ids = np.empty(size, dtype=np.int64)
     rows = np.empty((size, rank))
     k = 0
-    for m in range(1, n + 1):
-        g = gold[m - 1]
-        p = pred[m - 1]
-        if g == p:
-            continue
-        for h, sign in ((g, 1.0), (p, -1.0)):
-            b = arc_bucket(h, m)
-            if which == 2:
-                for rep in range(2):
-                    ids[k] = BIAS_BUCKET if rep else b
-                    for r in range(rank):
-                        rows[k, r] = sign * Uh[h, r] * Vm[m, r]
-                    k += 1
-                continue
-            slot = start + (h if which == 0 else m)
-            for j in range(wf_off[slot], wf_off[slot + 1]):
-                ids[k] = wf_idx[j]
-                v = sign * wf_val[j]
+    for a in range(len(heads)):
+        h, m, sign = heads[a], modifiers[a], signs[a]
+        b = arc_bucket(h, m)
+        if which == 2:
+            for rep in range(2):
+                ids[k] = BIAS_BUCKET if rep else b
                 for r in range(rank):
-                    if which == 0:
-                        rows[k, r] = v * Vm[m, r] * Wb[b, r]
-                    else:
-                        rows[k, r] = v * Uh[h, r] * Wb[b, r]
+                    rows[k, r] = sign * Uh[h, r] * Vm[m, r]
                 k += 1
+            continue
+        slot = start + (h if which == 0 else m)
+        for j in range(wf_off[slot], wf_off[slot + 1]):
+            ids[k] = wf_idx[j]
+            v = sign * wf_val[j]
+            for r in range(rank):
+                if which == 0:
+                    rows[k, r] = v * Vm[m, r] * Wb[b, r]
+                else:
+                    rows[k, r] = v * Uh[h, r] * Wb[b, r]
+            k += 1
     return _merge_rows(ids, rows)
 
 
@@ -288,15 +299,16 @@ def passive_aggressive_update(start, n, gold, pred, scores, augmented, Uh, Vm, W
     loss = tree_score(augmented, pred) - tree_score(scores, gold) + high_gap
     if loss <= 0.0:
         return 0.0
-    theta_ids, theta_val = theta_difference(start, n, gold, pred, tokens.form, tokens.lemma,
-                                            tokens.tag, tokens.ctag, config.use_pos,
+    arcs = differing_arcs(gold, pred)
+    theta_ids, theta_val = theta_difference(start, n, arcs, tokens.form, tokens.lemma,
+                                            tokens.xpos, tokens.upos, config.pos,
                                             config.n_features)
     if len(high_ids):
         theta_ids, theta_val = _merge_scalar(np.concatenate((theta_ids, high_ids)),
                                              np.concatenate((theta_val, high_values)))
     which = counter % 3
     if gamma < 1.0:
-        tensor_ids, tensor_rows = tensor_difference(which, start, n, gold, pred, tokens.wf_off,
+        tensor_ids, tensor_rows = tensor_difference(which, start, arcs, tokens.wf_off,
                                                     tokens.wf_idx, tokens.wf_val, Uh, Vm, Wb)
     else:
         tensor_ids = np.zeros(0, dtype=np.int64)
