@@ -28,7 +28,7 @@ from sklearn_structured.lowrank._high_order import (
     high_order_feature_ids,
 )
 
-from test_decoding_oracle import all_trees
+from _oracles import all_trees
 
 START, END = "start", "end"
 

@@ -27,8 +27,8 @@ from sklearn_structured.kernels.hill_climbing import (
 )
 from sklearn_structured.lowrank._high_order import PART_OFFSETS, TEMPLATES
 
-from test_decoding_oracle import all_trees, is_tree
-from test_decoding_oracle import is_projective as has_no_crossing_arcs
+from _oracles import all_trees, is_tree
+from _oracles import is_projective as has_no_crossing_arcs
 
 DEFAULTS = ClimbSettings()  # no pruning: the oracle searches all trees
 

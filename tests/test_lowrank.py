@@ -15,7 +15,7 @@ from sklearn_structured.utils.estimator_checks import (
     check_structured_estimator,
 )
 
-from test_decoding_oracle import is_projective, is_tree
+from _oracles import is_projective, is_tree
 
 SMALL = dict(rank=4, n_epochs=1, n_features=2**14, random_state=0)
 
