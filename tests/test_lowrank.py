@@ -129,7 +129,7 @@ def test_pos_none_reads_no_tags(sample):
     parser = LowRankTensorParser(**SMALL, pos=None).fit(X[:30], y[:30])
     retagged = [[{**tok, "upos": "X", "xpos": "QQ"} for tok in s] for s in X_test[:10]]
     assert_same_predictions(parser.predict(X_test[:10]), parser.predict(retagged))
-    assert parser._tag_fields() == ()
+    assert parser.tag_fields() == ()
     with pytest.raises(ValueError, match="pos"):
         LowRankTensorParser(pos="upos").fit(X[:5], y[:5])
 
@@ -215,7 +215,7 @@ def test_unseen_words_and_bare_forms(fitted, sample):
     # forms alone (no lemma, no tags) train too; a parser that reads no tags parses them
     X, y, _, _ = sample
     forms_only = [[tok["form"] for tok in s] for s in X[:20]]
-    parser = LowRankTensorParser(**SMALL, use_pos=False).fit(forms_only, y[:20])
+    parser = LowRankTensorParser(**SMALL, pos=None).fit(forms_only, y[:20])
     assert len(parser.predict(bare)) == 5
 
 

@@ -17,6 +17,7 @@ from sklearn_structured import (
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.pipeline import annotate, fit_parsing_pipeline, pipeline_targets
 from sklearn_structured.utils import load_model, save_model
+from sklearn_structured.utils.estimator_checks import assert_same_predictions
 
 FAST_TAGGER = {"beam_size": 1, "n_epochs": 3}
 
@@ -115,9 +116,8 @@ def test_fit_with_validation_gives_the_same_model(sample, fitted_lowrank, capsys
     pipe = _pipeline("lowrank")
     pipe.set_params(parser__verbose=1)
     fit_parsing_pipeline(pipe, X, y, X_val=X_test, y_val=y_test)
-    assert "validation score" in capsys.readouterr().out
-    a, b = pipe.predict(forms), fitted_lowrank.predict(forms)
-    assert all((p[0] == q[0]).all() and list(p[1]) == list(q[1]) for p, q in zip(a, b))
+    assert "validation score" in capsys.readouterr().err
+    assert_same_predictions(pipe.predict(forms), fitted_lowrank.predict(forms))
 
 
 @pytest.mark.parametrize("parser", ["lowrank", "easyfirst"])
@@ -130,8 +130,7 @@ def test_saved_pipeline_predicts_identically(parser, sample, fitted_lowrank, tmp
     assert type(loaded) is Pipeline
     assert [name for name, _ in loaded.steps] == [name for name, _ in pipe.steps]
     assert type(loaded["parser"]) is type(pipe["parser"])
-    before, after = pipe.predict(forms), loaded.predict(forms)
-    assert all((a[0] == b[0]).all() and list(a[1]) == list(b[1]) for a, b in zip(before, after))
+    assert_same_predictions(pipe.predict(forms), loaded.predict(forms))
     assert isinstance(loaded["parser"], (LowRankTensorParser, EasyFirstBeamParser))
     assert isinstance(loaded["tag_upos"], EasyFirstBeamTagger)
 

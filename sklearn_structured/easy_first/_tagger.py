@@ -375,6 +375,13 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
+    def _split_validation(self, X, y, X_val, y_val):
+        """``split_validation``, with ``y_val`` read from the ``target`` field of
+        ``X_val``'s tokens when it is not given (as ``y`` may be)."""
+        if X_val is not None and y_val is None:
+            X_val, y_val = self._gold_tags(X_val, None)
+        return split_validation(self, X, y, X_val, y_val)
+
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes from zero weights.
 
@@ -387,14 +394,14 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             Validation data (keyword only; or ``validation_fraction``), scored
             with :meth:`score` after every epoch for the progress line and
             ``history_``, and with ``n_iter_no_change`` to keep the best epoch.
-            Without ``y`` and ``y_val`` its tags come from the ``target``
-            field too.
+            Without ``y_val`` its tags come from the ``target`` field of
+            ``X_val``'s tokens.
 
         Returns
         -------
         self
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        X, y, validation = self._split_validation(X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, reset=True)
         return self._train(data, len(sentences), self.n_epochs, validation,
@@ -406,7 +413,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        X, y, validation = self._split_validation(X, y, X_val, y_val)
         sentences, tags = self._gold_tags(X, y)
         data = self._training_data(sentences, tags, self._check_resumable())
         return self._train(data, len(sentences), 1, validation, keep_training_state=True)
