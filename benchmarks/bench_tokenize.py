@@ -24,7 +24,7 @@ from _common import data_home, timed
 from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ud_treebank, write_conllu
-from sklearn_structured.metrics._aligned import aligned_scores
+from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Tokenizer, segmented_text, to_document
 
 # UDPipe 1's tokeniser trained here with its defaults (../shared/REFERENCES.md)

@@ -21,7 +21,7 @@ the tokeniser on the held-out part with the CoNLL 2018 figures.
 # labelled inside a token, end of a token, or end of a sentence.
 from sklearn_structured import make_parsing_pipeline
 from sklearn_structured.datasets import load_sample_treebank, write_conllu
-from sklearn_structured.metrics._aligned import aligned_scores
+from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Tokenizer, segmented_text, to_document
 
 train = load_sample_treebank("train", as_document=True)

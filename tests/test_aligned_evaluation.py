@@ -5,7 +5,7 @@ import io
 import pytest
 
 from sklearn_structured.datasets import read_conllu
-from sklearn_structured.metrics._aligned import aligned_scores
+from sklearn_structured.metrics import aligned_scores
 
 
 def document(*sentences):

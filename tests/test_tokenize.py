@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
-from sklearn_structured.metrics._aligned import aligned_scores
+from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
 from sklearn_structured.tokenize._multiword import expand, learn_expansions
 from sklearn_structured.utils import load_model, save_model
