@@ -3,7 +3,7 @@
 Validation data comes as ``X_val``/``y_val`` (keyword only) or as a
 ``validation_fraction``; ``n_iter_no_change`` keeps the best epoch; every
 epoch is a record of ``history_`` and, with ``verbose``, one progress line on
-standard error. One test holds all nine estimators to it.
+standard error. One test holds every iterative estimator (the nine and the tokeniser) to it.
 """
 
 import inspect
@@ -19,6 +19,7 @@ from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagg
 from sklearn_structured.lowrank import LowRankTensorParser
 from sklearn_structured.rank_space import RankSpaceHMM, RankSpacePCFG
 from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer
+from sklearn_structured.tokenize import Tokenizer
 from sklearn_structured.utils import (
     EpochResult,
     EpochTrainer,
@@ -49,9 +50,11 @@ SMALL = {
     RankSpacePCFG: dict(n_nonterminals=3, n_preterminals=4, rank=4, n_epochs=3, batch_size=8),
 
     RankSpaceHMM: dict(n_states=4, rank=4, n_epochs=3, batch_size=8),
+
+    Tokenizer: dict(n_epochs=3, n_features=2**16),
 }
 ITERATIVE = list(SMALL)
-UNSUPERVISED = (RankSpacePCFG, RankSpaceHMM)
+UNSUPERVISED = (RankSpacePCFG, RankSpaceHMM, Tokenizer)  # fit(X) alone
 
 # [Name] label: seconds s, loss L, validation score V, then "name value" fields
 # and the time left, every part but the name and the label from the shared line
@@ -75,6 +78,9 @@ def data():
     points, labels = make_classification(n_samples=120, n_features=8, n_informative=5,
                                          n_classes=3, random_state=0)
     parsing = (X, y, X_val, y_val)
+    # the tokeniser learns from documents: the sample's cut into four
+    train_doc = load_sample_treebank("train", as_document=True)
+    documents = [train_doc[i:i + 75] for i in range(0, 300, 75)]
     return {
         LowRankTensorParser: parsing,
         EasyFirstBeamParser: parsing,
@@ -85,6 +91,7 @@ def data():
         DistroSequenceSVM: (X, tags, X_val, tags_val),
         RankSpacePCFG: (upos, None, upos_val, None),
         RankSpaceHMM: (upos, None, upos_val, None),
+        Tokenizer: (documents, None, [load_sample_treebank("test", as_document=True)], None),
     }
 
 
