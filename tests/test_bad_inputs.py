@@ -111,7 +111,8 @@ TRAIN = ["train", "--estimator", "easyfirst", "--out", "@out.model", "--param", 
     (["parse", "--model", "@parser.model", "@forms.conllu"],
      ["forms.conllu:1-", "no UPOS and no XPOS", "--estimator pipeline"]),
     (["parse", "--model", "@parser.model", "@empty.conllu"], ["empty.conllu holds no sentences"]),
-    (["evaluate", "@gold.conllu", "@other-text.conllu"], ["has 3 sentences but", "other-text.conllu has 2"]),
+    (["evaluate", "@gold.conllu", "@other-text.conllu"],
+     ["gold.conllu:", "other-text.conllu:", "spell different text"]),
 ])
 def test_command_line_names_the_place(argv, expected, files, capsys):
     line = _one_line(argv, files, capsys)

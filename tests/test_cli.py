@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sklearn_structured.cli import main
-from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
+from sklearn_structured.datasets import ConlluSentence, load_sample_treebank, read_conllu, write_conllu
 from sklearn_structured.utils import load_model
 
 
@@ -158,7 +158,25 @@ def test_evaluate_refuses_a_prediction_of_another_text(gold_and_pred, tmp_path, 
     write_conllu(document, other)
     assert main(["evaluate", str(gold), str(other)]) == 1
     (line,) = _one_line_error(capsys)
-    assert "sentence 4" in line and "other words" in line
+    assert "spell different text" in line
+
+
+def test_evaluate_aligns_a_prediction_tokenised_otherwise(gold_and_pred, tmp_path, capsys):
+    gold, _, _, _ = gold_and_pred
+    document = read_conllu(gold)
+    words = document[0].words
+    # the first two words of sentence 1 become one word of the prediction, whose
+    # words there attach each to the one before
+    merged = [words[0][0], words[0][1] + words[1][1], *words[0][2:]]
+    rows = [[str(i + 1), *row[1:6], str(i), *row[7:]] for i, row in enumerate([merged, *words[2:]])]
+    document.sentences[0] = ConlluSentence(document[0].comments, rows)
+    other = tmp_path / "retokenised.conllu"
+    write_conllu(document, other)
+    assert main(["evaluate", str(gold), str(other)]) == 0
+    out = capsys.readouterr().out
+    assert "tokenised differently" in out and "UAS 100" not in out
+    n_words = sum(len(s.words) for s in read_conllu(gold))
+    assert f"Words {100 * 2 * (n_words - 2) / (2 * n_words - 1):.2f}" in out
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,5 +1,5 @@
 """``sklearn-structured evaluate GOLD PRED``: print what :func:`sklearn_structured.evaluate`
-returns."""
+returns, and the CoNLL 2018 figures of :func:`sklearn_structured.metrics.aligned_scores`."""
 
 from ._common import read_document
 
@@ -11,9 +11,10 @@ def add_parser(subparsers, formatter):
     p = subparsers.add_parser(
         "evaluate", formatter_class=formatter,
         help="tag accuracies, UAS / LAS and complete match of PRED against GOLD",
-        description="Score a predicted CoNLL-U file against the gold one (same sentences and "
-        "words): the accuracy of each tag column PRED fills, and the attachment scores when "
-        "PRED has heads.")
+        description="Score a predicted CoNLL-U file against the gold one: with the same "
+        "sentences and words, the accuracy of each tag column PRED fills and the attachment "
+        "scores when PRED has heads; then, or alone when PRED is tokenised otherwise (from raw "
+        "text), the CoNLL 2018 shared task's figures on words aligned by their characters.")
     p.add_argument("gold", help="gold CoNLL-U file ('-' for standard input)")
     p.add_argument("pred", help="predicted CoNLL-U file")
     p.add_argument("--punct", choices=("exclude", "include"), default="exclude",
@@ -21,14 +22,42 @@ def add_parser(subparsers, formatter):
     p.set_defaults(func=run)
 
 
+# the CoNLL 2018 figures, a line each: segmentation, tags, trees
+_CONLL18_LINES = (("Tokens", "Sentences", "Words"), ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"),
+                  ("UAS", "LAS", "CLAS", "MLAS", "BLEX"))
+
+
+def _same_words(gold, pred):
+    return len(gold) == len(pred) and all(
+        [row[1] for row in g.words] == [row[1] for row in p.words] for g, p in zip(gold, pred))
+
+
+def _has_heads(document):
+    return all(row[6].isdigit() for sentence in document for row in sentence.words)
+
+
+def _print_conll18(scores):
+    print("CoNLL 2018 shared task figures (F1 on words aligned by characters; punctuation "
+          "included, relations without subtypes, universal features):")
+    for names in _CONLL18_LINES:
+        figures = [f"{name} {100 * scores[name].f1:.2f}" for name in names if name in scores]
+        if figures:
+            print("  " + "  ".join(figures))
+
+
 def _percent(value):
     return "n/a" if value is None else f"{100 * value:.2f}"
 
 
 def run(args):
-    from ..metrics import evaluate
+    from ..metrics import aligned_scores, evaluate
 
     gold, pred = read_document(args.gold), read_document(args.pred)
+    if not _same_words(gold, pred):
+        # a prediction from raw text: only the aligned figures exist
+        print("PRED is tokenised differently from GOLD: the CoNLL 2018 figures only")
+        _print_conll18(aligned_scores(gold, pred, gold_name=args.gold, system_name=args.pred))
+        return 0
     by_punct = {punct: evaluate(gold, pred, punct=punct) for punct in ("exclude", "include")}
     scores = by_punct[args.punct]
     for field, name in _TAG_NAMES.items():
@@ -36,10 +65,12 @@ def run(args):
             print(f"{name} {_percent(scores[field])}")
     if scores["uas"] is None:
         print("UAS n/a  LAS n/a  (no heads to score: HEAD is '_' throughout a file)")
-        return 0
-    for punct, figures in by_punct.items():
-        print(f"UAS {_percent(figures['uas'])}  LAS {_percent(figures['las'])}  "
-              f"(punctuation {punct}d)")
-    print(f"complete match {_percent(scores['complete_match'])} (punctuation {args.punct}d)")
-    print(f"words scored {scores['n_words']} (punctuation {args.punct}d)")
+    else:
+        for punct, figures in by_punct.items():
+            print(f"UAS {_percent(figures['uas'])}  LAS {_percent(figures['las'])}  "
+                  f"(punctuation {punct}d)")
+        print(f"complete match {_percent(scores['complete_match'])} (punctuation {args.punct}d)")
+        print(f"words scored {scores['n_words']} (punctuation {args.punct}d)")
+    if _has_heads(gold):
+        _print_conll18(aligned_scores(gold, pred, gold_name=args.gold, system_name=args.pred))
     return 0

@@ -22,9 +22,11 @@ is a span of it.
 This is the library's own implementation of those rules; the shared task's
 script (``conll18_ud_eval.py`` of ufal/conll2018) gives the same figures, and
 where it stops at a system file without heads this one reports the tag
-figures and leaves the tree figures out.
+figures and leaves the tree figures out, and it scores a system tree with
+several roots, which the script refuses.
 """
 
+import bisect
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -100,10 +102,11 @@ class _Word:
 class _Spelled:
     """One file as the alignment sees it: the spans of its tokens, words and sentences."""
 
-    def __init__(self, document, name):
-        self.name = name
+    def __init__(self, document, name, single_root):
+        self.name, self.single_root = name, single_root
         self.pieces, self.length = [], 0
         self.tokens, self.sentences, self.words = [], [], []
+        self.token_lines = []  # the file line of each token (None when built in memory)
         self.has_heads = True
         for index, sentence in enumerate(document):
             self._add_sentence(document, index, sentence)
@@ -120,6 +123,7 @@ class _Spelled:
             raise ValueError(f"{self.name}:{line or 'a sentence built in memory'}: FORM "
                              f"{form!r} has no character other than spaces")
         start = self.length
+        self.token_lines.append(sentence.row_line(row_index))
         self.pieces.append(letters)
         self.length += len(letters)
         self.tokens.append((start, self.length))
@@ -152,7 +156,7 @@ class _Spelled:
             self.has_heads = False
             return
         heads = [int(h) for h in heads]
-        error = find_heads_error(heads)
+        error = find_heads_error(heads, single_root=self.single_root)
         if error:
             line = sentence.line or f"sentence {index + 1}"
             raise ValueError(f"{self.name}:{line}: {error}")
@@ -258,6 +262,13 @@ def _first_difference(gold, system):
     return n
 
 
+def _place(spelled, character):
+    """``file:line`` of the token holding ``character`` (or the end of the file)."""
+    index = bisect.bisect_right([start for start, _ in spelled.tokens], character) - 1
+    line = spelled.token_lines[index] if 0 <= index < len(spelled.token_lines) else None
+    return spelled.name if line is None else f"{spelled.name}:{line}"
+
+
 def aligned_scores(gold, system, *, gold_name="gold", system_name="system"):
     """The CoNLL 2018 figures of ``system`` against ``gold``, whatever their tokenisation.
 
@@ -282,18 +293,20 @@ def aligned_scores(gold, system, *, gold_name="gold", system_name="system"):
     ------
     ValueError
         When the two files spell different text (naming the first character
-        that differs), a FORM is empty, or gold's trees are not trees.
+        that differs), a FORM is empty, a gold tree is not a tree with one
+        root, or a system tree has a cycle.
     """
-    gold_spelled = _Spelled(gold, gold_name)
-    system_spelled = _Spelled(system, system_name)
+    gold_spelled = _Spelled(gold, gold_name, single_root=True)
+    # a system tree may have several roots (scored as it is; the script refuses it)
+    system_spelled = _Spelled(system, system_name, single_root=False)
     if not gold_spelled.has_heads:
         raise ValueError(f"{gold_name}: the gold file has words without a HEAD")
     a, b = gold_spelled.characters, system_spelled.characters
     if a != b:
         n = _first_difference(a, b)
         raise ValueError(
-            f"{gold_name} and {system_name} spell different text (spaces aside) from "
-            f"character {n}: {a[n:n + 20]!r} against {b[n:n + 20]!r}")
+            f"{_place(gold_spelled, n)} and {_place(system_spelled, n)} spell different text "
+            f"(spaces aside) from character {n}: {a[n:n + 20]!r} against {b[n:n + 20]!r}")
     pairs = _align(gold_spelled.words, system_spelled.words)
     to_gold = {id(s): g for g, s in pairs}
 
