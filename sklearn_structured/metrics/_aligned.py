@@ -46,8 +46,6 @@ UNIVERSAL_FEATURES = frozenset({
     "Number", "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect",
     "Voice", "Evident", "Polarity", "Person", "Polite",
 })
-TAG_FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas")
-TREE_FIGURES = ("UAS", "LAS", "CLAS", "MLAS", "BLEX")
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,9 @@ class _TokenizerEpochs(EpochTrainer):
         self.estimator, self.training, self.gold = estimator, training, gold
         self.segments, self.rng = segments, rng
         self.state = estimator.training_state_
+        # the characters the perceptron labels: all but white space
+        self.n_labelled = max(int(np.count_nonzero(
+            (training.classes != CLASS_SPACE) & (training.classes != CLASS_NEWLINE))), 1)
 
     def train_epoch(self):
         est, text, state = self.estimator, self.training, self.state
@@ -120,13 +123,12 @@ class _TokenizerEpochs(EpochTrainer):
                                     text.context, self.gold, state["weights"]["W"],
                                     state["sums"]["W"], state["count"], est.n_features - 1)
         est._store_prediction_weights()
-        decided = max(int(np.count_nonzero(~((text.classes == CLASS_SPACE)
-                                              | (text.classes == CLASS_NEWLINE)))), 1)
-        return EpochResult(f"epoch {len(est.history_) + 1}", mistakes / decided,
+        return EpochResult(f"epoch {len(est.history_) + 1}", mistakes / self.n_labelled,
                            (("mistakes", mistakes),))
 
     def validation_score(self, validation):
-        return self.estimator.score(validation)
+        """``score`` of the validation documents, segmented once before the epochs."""
+        return self.estimator._score_segmented(validation)
 
     def snapshot(self):
         return self.estimator.weights_.copy()
@@ -259,7 +261,8 @@ class Tokenizer(FormatVersionMixin, BaseEstimator):
         self.training_state_ = perceptron_state({"W": np.zeros((self.n_features, N_LABELS))})
         self._store_prediction_weights()
         self.history_ = []
-        validation = None if X_val is None else _documents(X_val, "X_val")
+        validation = (None if X_val is None
+                      else [segmented_text(doc) for doc in _documents(X_val, "X_val")])
         trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64),
                                    check_random_state(self.random_state))
         trainer.history = self.history_
@@ -317,9 +320,12 @@ class Tokenizer(FormatVersionMixin, BaseEstimator):
         gold's exactly (the CoNLL 2018 Tokens and Sentences figures).
         """
         check_is_fitted(self, "weights_")
+        return self._score_segmented([segmented_text(doc) for doc in _documents(X, "X")])
+
+    def _score_segmented(self, documents):
+        """``score`` of documents already turned into :class:`SegmentedText`."""
         gold_tokens, gold_sentences, tokens, sentences = [], [], [], []
-        for index, doc in enumerate(_documents(X, "X")):
-            segmented = segmented_text(doc)
+        for index, segmented in enumerate(documents):
             spans, last_tokens = self._segment(segmented.text)
             tokens += [(index, start, end) for start, end in spans.tolist()]
             first_tokens = [0, *(last_tokens[:-1] + 1).tolist()]
