@@ -11,7 +11,7 @@ test text, median of five runs after a warm-up, on the threads
 ``NUMBA_NUM_THREADS`` allows (the kernels are single-threaded).
 
     SKLEARN_STRUCTURED_DATA=../shared/data NUMBA_NUM_THREADS=1 \\
-        python benchmarks/bench_tokenize.py --treebanks en_ewt pt_bosque
+        python benchmarks/bench_tokenize.py --treebanks en_ewt pt_bosque --seeds 0 1 2
 """
 
 import argparse
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 from _common import data_home, timed
-from _results import markdown_table, write_section
+from _results import markdown_table, mean_sd, write_section
 
 from sklearn_structured.datasets import load_ud_treebank, write_conllu
 from sklearn_structured.metrics import aligned_scores
@@ -48,12 +48,12 @@ def official_scores(script, gold, system):
     return {name: 100 * scores[name].f1 for name in FIGURES}
 
 
-def run(treebank, args):
+def run(treebank, seed, args):
     train = load_ud_treebank(treebank, "train", as_document=True)
     dev = load_ud_treebank(treebank, "dev", as_document=True)
     test = load_ud_treebank(treebank, "test", as_document=True)
     cpu = time.process_time()
-    tokenizer = Tokenizer(random_state=args.seed, verbose=1).fit([train], X_val=[dev])
+    tokenizer = Tokenizer(random_state=seed, verbose=1).fit([train], X_val=[dev])
     fit_cpu = time.process_time() - cpu
     text = segmented_text(test).text
     tokenizer.predict([text])  # compiled and warm
@@ -62,7 +62,7 @@ def run(treebank, args):
     ours = {name: 100 * score.f1 for name, score in aligned_scores(test, system).items()}
     official = official_scores(args.conll18_script, test, system) if args.conll18_script else None
     return {
-        "treebank": treebank, "ours": ours, "official": official, "fit_cpu": fit_cpu,
+        "treebank": treebank, "seed": seed, "ours": ours, "official": official, "fit_cpu": fit_cpu,
         "sentences": len(timing.result), "wall": timing.wall,
         "rebuilt": tokenizer.n_rebuilt_sentences_,
     }
@@ -71,26 +71,33 @@ def run(treebank, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--treebanks", nargs="+", default=["en_ewt", "pt_bosque"])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--conll18-script", help="path of conll18_ud_eval.py (outside the repository)")
     args = parser.parse_args()
     data_home()
-    results = [run(treebank, args) for treebank in args.treebanks]
+    results = [run(treebank, seed, args) for treebank in args.treebanks for seed in args.seeds]
     rows = []
-    for r in results:
-        ours = " / ".join(f"{r['ours'][name]:.2f}" for name in FIGURES)
-        official = ("–" if r["official"] is None
-                    else " / ".join(f"{r['official'][name]:.2f}" for name in FIGURES))
-        udpipe = " / ".join(f"{v:.2f}" for v in UDPIPE1.get(r["treebank"], ())) or "–"
-        rows.append([r["treebank"], ours, official, udpipe, f"{r['sentences'] / r['wall']:,.0f}",
-                     f"{r['fit_cpu']:.0f}", r["rebuilt"]])
+    for treebank in args.treebanks:
+        runs = [r for r in results if r["treebank"] == treebank]
+        udpipe = " / ".join(f"{v:.2f}" for v in UDPIPE1.get(treebank, ())) or "–"
+        for r in runs:
+            ours = " / ".join(f"{r['ours'][name]:.2f}" for name in FIGURES)
+            official = ("–" if r["official"] is None
+                        else " / ".join(f"{r['official'][name]:.2f}" for name in FIGURES))
+            rows.append([treebank, r["seed"], ours, official, udpipe,
+                         f"{r['sentences'] / r['wall']:,.0f}", f"{r['fit_cpu']:.0f}", r["rebuilt"]])
+        mean = " / ".join(mean_sd([r["ours"][name] for r in runs]) for name in FIGURES)
+        rows.append([treebank, "mean ± sd", mean, "", udpipe,
+                     mean_sd([r["sentences"] / r["wall"] for r in runs], digits=0),
+                     mean_sd([r["fit_cpu"] for r in runs], digits=0), ""])
     body = (
         "Test raw text, CoNLL 2018 rules, F1 Tokens / Sentences / Words. `official` is the "
         "shared task's script on the same files (when given). UDPipe 1: its tokeniser trained "
         "here with defaults (../shared/REFERENCES.md). Speed: sentences per second of "
         "`predict` on the whole test text, median of 5 after a warm-up. Training: CPU s of "
-        "`fit` (dev scored each epoch for the progress line).\n\n"
-        + markdown_table(["treebank", "ours", "official script", "UDPipe 1", "sentences/s",
+        "`fit` (dev scored each epoch for the progress line). The seed orders the "
+        "training paragraphs in every epoch.\n\n"
+        + markdown_table(["treebank", "seed", "ours", "official script", "UDPipe 1", "sentences/s",
                           "training CPU s", "sentences rebuilt from FORM"], rows))
     write_section("tokenize", "Tokeniser and sentence splitter from raw text", body)
     print(body)
