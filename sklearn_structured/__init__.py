@@ -19,6 +19,7 @@ _LAZY = {
     "RankSpaceHMM": "rank_space",
     "Tokenizer": "tokenize",
     "TokenFieldSelector": "pipeline",
+    "TextPipeline": "pipeline",
 }
 # public functions, imported lazily too (not estimator classes: the safe model
 # format accepts only the names of _LAZY)

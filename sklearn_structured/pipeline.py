@@ -21,6 +21,7 @@ The pipeline is saved and loaded as one model by
 :func:`~sklearn_structured.utils.load_model`.
 """
 
+import io
 import os
 from collections.abc import Mapping
 
@@ -28,6 +29,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from . import registry
 from .utils import check_sentences
+from .utils._base import FormatVersionMixin
 
 _TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
 
@@ -193,11 +195,17 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     return model
 
 
+def token_pipeline(model):
+    """The parsing pipeline of a pipeline model: a :class:`TextPipeline`'s fitted
+    annotator, or the model itself."""
+    return model.annotator_ if isinstance(model, TextPipeline) else model
+
+
 def pipeline_targets(model):
     """The token fields a fitted pipeline's taggers write, in order (empty for other models)."""
     if registry.kind_of(model) != registry.PIPELINE:
         return ()
-    return tuple(step.target for _, step in model.steps[:-1]
+    return tuple(step.target for _, step in token_pipeline(model).steps[:-1]
                  if registry.kind_of(step) == registry.TAGGER)
 
 
@@ -212,12 +220,13 @@ def annotate(model, X):
     parsed : list
         The parser's predictions (heads, or ``(heads, deprels)`` pairs).
     """
+    model = token_pipeline(model)
     tagged = model[:-1].transform(X)
     return tagged, model[-1].predict(tagged)
 
 
-def parse(model, document, *, output=None):
-    """Annotate a CoNLL-U document with a fitted parser, tagger or parsing pipeline.
+def parse(model, document, *, input_format="conllu", output=None):
+    """Annotate a CoNLL-U document or raw text with a fitted parser, tagger or pipeline.
 
     Parameters
     ----------
@@ -228,7 +237,11 @@ def parse(model, document, *, output=None):
         columns of its taggers, clears the other tag columns, and parses).
         See :mod:`sklearn_structured.registry`.
     document : str, path-like, file object or ConlluDocument
-        The input; every other column and line is kept.
+        The input (a path or a file object); every other column and line of
+        a CoNLL-U input is kept.
+    input_format : {"conllu", "text"}, default="conllu"
+        ``"text"``: raw text, split into sentences, tokens and words by the
+        tokeniser of a :class:`TextPipeline`.
     output : str, path-like, file object or None, default=None
         Also write the annotated document there (a path is replaced atomically).
 
@@ -252,6 +265,10 @@ def parse(model, document, *, output=None):
     if kind is None:
         raise ValueError(f"a {type(model).__name__} cannot annotate CoNLL-U: give a parser, a "
                          "tagger or a parsing pipeline (make_parsing_pipeline)")
+    if input_format == "text":
+        document = _tokenized(model, document)
+    elif input_format != "conllu":
+        raise ValueError(f"input_format must be 'conllu' or 'text', got {input_format!r}")
     if not isinstance(document, ConlluDocument):
         document = read_conllu(document)
     if len(document) == 0:
@@ -288,3 +305,178 @@ def parse(model, document, *, output=None):
     elif output is not None:
         write_conllu(document, output)
     return document
+
+
+class TextPipeline(FormatVersionMixin, BaseEstimator):
+    """Raw text to full UD annotation: a :class:`Tokenizer`, then a parsing pipeline.
+
+    ``fit`` learns both from CoNLL-U documents: the tokeniser from their raw
+    text (``# text`` and ``SpaceAfter=No``, or the FORMs where a sentence has
+    no ``# text``), the parsing pipeline from their words. ``predict`` turns
+    raw texts into CoNLL-U documents with sentences, tokens, multiword
+    tokens, the tagged columns and labelled trees.
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer or None, default=None
+        The tokeniser to clone and fit; None: ``Tokenizer()``.
+    annotator : Pipeline or None, default=None
+        The parsing pipeline to clone and fit (:func:`make_parsing_pipeline`);
+        None: ``make_parsing_pipeline()``. A tagger whose target column the
+        training documents leave empty (no XPOS, say) is dropped from the
+        fitted copy with a warning.
+
+    Attributes
+    ----------
+    tokenizer_ : Tokenizer
+        The fitted tokeniser.
+    annotator_ : Pipeline
+        The fitted parsing pipeline.
+
+    Examples
+    --------
+    >>> from sklearn_structured import TextPipeline, Tokenizer, make_parsing_pipeline
+    >>> from sklearn_structured.datasets import load_sample_treebank
+    >>> model = TextPipeline(Tokenizer(n_epochs=2), make_parsing_pipeline(
+    ...     "easyfirst", targets=("upos",), tagger_params={"n_epochs": 2},
+    ...     parser_params={"n_epochs": 2}, n_folds=2, random_state=0))
+    >>> model = model.fit([load_sample_treebank(as_document=True)])
+    >>> document = model.predict(["The dog barks. It is loud."])[0]
+    >>> [len(sentence.words) for sentence in document]  # doctest: +SKIP
+    [4, 4]
+    """
+
+    def __init__(self, tokenizer=None, annotator=None):
+        self.tokenizer = tokenizer
+        self.annotator = annotator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = False
+        return tags
+
+    def fit(self, X, y=None, *, X_val=None, y_val=None):
+        """Learn from CoNLL-U documents.
+
+        Parameters
+        ----------
+        X : list of ConlluDocument
+            Training documents; every word needs a HEAD, and a DEPREL for
+            the parser to learn labels.
+        y : None
+            Ignored: everything is read from the documents.
+        X_val : list of ConlluDocument, default=None
+            Validation documents, for the steps' progress lines and early
+            stopping.
+        y_val : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        from sklearn.base import clone
+
+        from .tokenize import Tokenizer
+
+        documents = _training_documents(X, "X")
+        validation = None if X_val is None else _training_documents(X_val, "X_val")
+        self.tokenizer_ = clone(self.tokenizer) if self.tokenizer is not None else Tokenizer()
+        self.tokenizer_.fit(documents, X_val=validation)
+        annotator = (clone(self.annotator) if self.annotator is not None
+                     else make_parsing_pipeline())
+        X_words, y_words = _words_and_trees(documents)
+        annotator = _without_empty_targets(annotator, X_words)
+        X_val_words, y_val_words = (None, None) if validation is None else _words_and_trees(validation)
+        self.annotator_ = fit_parsing_pipeline(annotator, X_words, y_words,
+                                               X_val=X_val_words, y_val=y_val_words)
+        return self
+
+    def predict(self, X):
+        """Annotate raw texts.
+
+        Parameters
+        ----------
+        X : list of str
+            Raw texts (paragraphs separated by blank lines).
+
+        Returns
+        -------
+        list of ConlluDocument
+            One per text, as :func:`parse` writes it.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "annotator_")
+        from .tokenize._tokenizer import _texts
+
+        return [parse(self, io.StringIO(text), input_format="text") for text in _texts(X)]
+
+    def score(self, X, y=None):
+        """CoNLL 2018 LAS F1 (a fraction) of the annotation of the documents' raw text.
+
+        The documents' text is rebuilt as :func:`~sklearn_structured.tokenize.segmented_text`
+        reads it, annotated, and aligned with the documents' words by
+        :func:`~sklearn_structured.metrics.aligned_scores`.
+        """
+        from .datasets import ConlluDocument
+        from .metrics import aligned_scores
+        from .tokenize import segmented_text
+
+        documents = _training_documents(X, "X")
+        gold = ConlluDocument([s for document in documents for s in document])
+        system = ConlluDocument([s for document in documents
+                                 for s in self.predict([segmented_text(document).text])[0]])
+        return aligned_scores(gold, system)["LAS"].f1
+
+
+def _tokenized(model, source):
+    """The ConlluDocument of raw text (a path or a file object) split by the tokeniser
+    of a TextPipeline, its words not yet annotated."""
+    from .tokenize import to_document
+
+    if not isinstance(model, TextPipeline):
+        raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give a "
+                         "TextPipeline (sklearn-structured train --estimator pipeline)")
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as file:
+            text = file.read()
+    else:
+        text = source.read()
+    return to_document(text, model.tokenizer_.predict([text])[0])
+
+
+def _training_documents(X, name):
+    from .tokenize._tokenizer import _documents
+
+    return _documents(X, name)
+
+
+def _words_and_trees(documents):
+    """``(X, y)`` of the parsing pipeline: the words of every sentence and their
+    ``(heads, deprels)`` (heads alone when some word has no DEPREL)."""
+    from .datasets import ConlluDocument, load_conllu
+
+    document = ConlluDocument([s for d in documents for s in d])
+    return load_conllu(document, labelled=document.has_deprels())
+
+
+def _without_empty_targets(annotator, X):
+    """``annotator`` without the taggers whose target field no training word has."""
+    import warnings
+
+    empty = {target for target in pipeline_targets(annotator)
+             if not any(token.get(target) not in (None, "_") for sentence in X
+                        for token in sentence)}
+    if not empty:
+        return annotator
+    warnings.warn(f"the training data have no {', '.join(sorted(empty)).upper()}: "
+                  "not tagging it", UserWarning, stacklevel=3)
+    steps = [(name, step) for name, step in annotator.steps
+             if getattr(step, "target", None) not in empty or registry.kind_of(step) != registry.TAGGER]
+    fields = steps[0][1]
+    if isinstance(fields, TokenFieldSelector):
+        fields.set_params(fields=tuple(f for f in fields.fields if f not in empty))
+    annotator.steps = steps
+    return annotator

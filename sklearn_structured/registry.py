@@ -21,6 +21,7 @@ ESTIMATOR_CLASSES = {
     "RankSpacePCFG": None,
     "RankSpaceHMM": None,
     "Tokenizer": None,
+    "TextPipeline": PIPELINE,
 }
 
 # the short names of the command line -> class names; "pipeline" (taggers, then
@@ -50,7 +51,7 @@ def estimator_class(name):
 
 def kind_of(model):
     """PARSER, TAGGER or PIPELINE (taggers then a parser, as make_parsing_pipeline
-    builds), or None for any other model."""
+    builds, or a TextPipeline: a tokeniser before them), or None for any other model."""
     from sklearn.pipeline import Pipeline
 
     from .pipeline import TokenFieldSelector

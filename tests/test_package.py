@@ -15,6 +15,7 @@ STRUCTURED = {
     "RankSpaceHMM": False,
     "TokenFieldSelector": False,
     "Tokenizer": False,  # reads its segmentation from the documents
+    "TextPipeline": False,  # reads everything from the documents
 }
 
 

@@ -1,0 +1,70 @@
+"""TextPipeline: raw text in, annotated CoNLL-U out."""
+
+import io
+
+import pytest
+
+from sklearn_structured import TextPipeline, Tokenizer, make_parsing_pipeline, parse
+from sklearn_structured.datasets import ConlluDocument, load_sample_treebank
+from sklearn_structured.registry import PIPELINE, kind_of
+from sklearn_structured.utils import load_model, save_model
+
+TEXT = "The dog barks. It is loud.\n\nA new paragraph starts here."
+
+
+def _small(targets=("upos", "feats", "lemma")):
+    return TextPipeline(
+        Tokenizer(n_epochs=2, random_state=0),
+        make_parsing_pipeline("easyfirst", targets=targets,
+                              tagger_params={"n_epochs": 2, "beam_size": 1},
+                              parser_params={"n_epochs": 2}, n_folds=2, random_state=0))
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return _small().fit([load_sample_treebank(as_document=True)])
+
+
+def test_raw_text_gets_every_predicted_column(fitted):
+    document = fitted.predict([TEXT])[0]
+    assert isinstance(document, ConlluDocument)
+    assert kind_of(fitted) == PIPELINE
+    words = [row for sentence in document for row in sentence.rows if "-" not in row[0]]
+    # FORM from the text; LEMMA, UPOS, FEATS, HEAD, DEPREL predicted; XPOS not trained
+    assert "".join(row[1] for row in words) == "".join(TEXT.split())
+    for row in words:
+        assert row[2] != "_" and row[3] != "_" and row[6] != "_" and row[7] != "_"
+        assert row[4] == "_"
+    assert document[2].comments[0] == "# newpar"
+
+
+def test_parse_reads_text_from_a_file_object(fitted):
+    from_file = parse(fitted, io.StringIO(TEXT), input_format="text")
+    assert [s.rows for s in from_file] == [s.rows for s in fitted.predict([TEXT])[0]]
+
+
+def test_only_a_text_pipeline_reads_raw_text(fitted):
+    with pytest.raises(ValueError, match="has no tokeniser"):
+        parse(fitted.annotator_, io.StringIO(TEXT), input_format="text")
+    with pytest.raises(ValueError, match="input_format"):
+        parse(fitted, io.StringIO(TEXT), input_format="html")
+
+
+def test_saved_text_pipeline_annotates_identically(fitted, tmp_path):
+    save_model(fitted, tmp_path / "model")
+    loaded = load_model(tmp_path / "model")
+    assert [s.rows for s in loaded.predict([TEXT])[0]] == [s.rows for s in fitted.predict([TEXT])[0]]
+
+
+def test_score_is_the_aligned_las(fitted):
+    score = fitted.score([load_sample_treebank(as_document=True)])
+    assert 0.3 < score <= 1.0
+
+
+def test_a_column_the_training_data_leave_empty_is_not_tagged():
+    document = load_sample_treebank(as_document=True)
+    no_xpos = document.with_tags([[None] * len(s) for s in document.to_sentences()], "xpos")
+    with pytest.warns(UserWarning, match="no XPOS"):
+        model = _small(("upos", "xpos")).fit([no_xpos])
+    assert [name for name, _ in model.annotator_.steps] == ["fields", "tag_upos", "parser"]
+    assert model.annotator_.steps[0][1].fields == ("form", "upos")
