@@ -50,3 +50,30 @@ def data_home():
     if not home.is_dir():
         sys.exit(f"SKLEARN_STRUCTURED_DATA={home} is not a directory")
     return home
+
+
+# the CoNLL 2018 shared task's figures, in its own order
+CONLL18_FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas",
+                   "UAS", "LAS", "CLAS", "MLAS", "BLEX")
+
+
+def conll18_scores(script, gold, system):
+    """F1 (in %) of every CONLL18_FIGURES name by the shared task's own scorer.
+
+    ``script`` is the path of a local copy of conll18_ud_eval.py (neither the
+    library nor any package ships it); ``gold`` and ``system`` are CoNLL-U
+    paths or text file objects.
+    """
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conll18_ud_eval", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    files = [open(f, encoding="utf-8") if isinstance(f, (str, Path)) else f for f in (gold, system)]
+    try:
+        scores = module.evaluate(*(module.load_conllu(f) for f in files))
+    finally:
+        for f, given in zip(files, (gold, system)):
+            if f is not given:
+                f.close()
+    return {name: 100 * scores[name].f1 for name in CONLL18_FIGURES}

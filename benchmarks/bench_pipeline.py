@@ -1,13 +1,15 @@
 """Forms to labelled trees on a UD treebank (English EWT by default) through the command line.
 
-Trains ``sklearn-structured train --estimator pipeline`` (the taggers of
-``--targets``, UPOS and XPOS by default, 10-fold jackknifing, then the parser)
+Trains ``sklearn-structured train --estimator pipeline`` (the tokeniser, the
+taggers of ``--targets``, every tag column by default, 10-fold jackknifing,
+then the parser)
 on the training split of ``--treebank``, with
 the dev split for the progress lines only; strips every column but ID, FORM
 and MISC from the test split; runs ``sklearn-structured parse`` on it as a
 whole process, once to warm up (numba's cache) and then ``--repeats`` times
 timed; scores the output with ``sklearn-structured evaluate`` against the
-gold test file. Figures go to the ``pipeline_<parser>`` section of
+gold test file; with ``--conll18`` also by the CoNLL 2018 scorer, and parses
+the test file's raw text end to end. Figures go to the ``pipeline_<parser>`` section of
 benchmarks/RESULTS.md (``pipeline_<parser>_<treebank>_<targets>`` for another
 treebank or other targets).
 
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import data_home
+from _common import CONLL18_FIGURES, conll18_scores, data_home
 from _results import markdown_table, write_section
 
 # UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
@@ -60,8 +62,13 @@ def step_megabytes(model):
         document = json.loads(archive["model.json"].tobytes().decode("utf-8"))
     with zipfile.ZipFile(model) as archive:  # .npy entries, stored uncompressed
         stored = {info.filename[:-4]: info.compress_size for info in archive.infolist()}
-    return {name: sum(stored[a] for a in arrays(step)) / 1e6
-            for name, step in document["model"]["__pipeline__"]["steps"]}
+    content = document["model"]
+    parts = {}
+    if content.get("__estimator__") == "TextPipeline":  # the tokeniser, then the pipeline
+        parts["tokenizer"] = content["state"]["tokenizer_"]
+        content = content["state"]["annotator_"]
+    parts.update(content["__pipeline__"]["steps"])
+    return {name: sum(stored[a] for a in arrays(part)) / 1e6 for name, part in parts.items()}
 
 
 def cli(*args, stdout=None):
@@ -83,12 +90,15 @@ def main():
     ap.add_argument("--work", required=True, help="folder for the model and the parsed file")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="parser parameter, passed to train")
-    ap.add_argument("--targets", default="upos,xpos",
-                    help="fields the pipeline tags, passed to train")
+    ap.add_argument("--targets", help="fields the pipeline tags, passed to train (default: "
+                    "train's, every tag column)")
     ap.add_argument("--tagger-param", action="append", default=[], metavar="KEY=VALUE",
                     help="tagger parameter, passed to train")
     ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
+    ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
+                    "scorer and the library's aligned evaluation, from gold tokens and, from the "
+                    "test file's raw text, end to end")
     args = ap.parse_args()
     data_home()
 
@@ -110,7 +120,9 @@ def main():
     load_start = os.getloadavg()[0]
 
     train_args = ["train", "--estimator", "pipeline", "--parser", args.parser, "--train", train,
-                  "--dev", dev, "--out", str(model), "--targets", args.targets]
+                  "--dev", dev, "--out", str(model)]
+    if args.targets:
+        train_args += ["--targets", args.targets]
     for p in args.param:
         train_args += ["--param", p]
     for p in args.tagger_param:
@@ -163,12 +175,52 @@ def main():
         + (f"Reference (../shared/REFERENCES.md): {UDPIPE_GOLD}; UDPipe 1's full pipeline "
            "from forms on this split: `bench_udpipe.py`.\n" if args.treebank == "en_ewt" else "")
     )
+    if args.conll18:
+        body += "\n" + conll18_section(args, model, gold, parsed, n_sentences, work)
     # the EWT figure with the default targets keeps the plain section name
-    suffix = ("" if (args.treebank, args.targets) == ("en_ewt", "upos,xpos")
-              else f"_{args.treebank}_{args.targets.replace(',', '-')}")
+    targets = args.targets or "default targets"
+    suffix = ("" if (args.treebank, args.targets) == ("en_ewt", None)
+              else f"_{args.treebank}_{targets.replace(',', '-').replace(' ', '-')}")
     write_section(f"pipeline_{args.parser}{suffix}",
                   f"Forms-only pipeline on {args.treebank} ({args.parser}, tagging "
-                  f"{args.targets})", body)
+                  f"{targets})", body)
+
+
+def conll18_section(args, model, gold, parsed, n_sentences, work):
+    """CoNLL 2018 figures from gold tokens and, end to end, from the test file's raw text
+    (built from its ``# text`` comments as ``segmented_text`` does), by the shared task's
+    scorer and by the library's ``aligned_scores``."""
+    from sklearn_structured.datasets import read_conllu
+    from sklearn_structured.metrics import aligned_scores
+    from sklearn_structured.tokenize import segmented_text
+
+    text = work / "test.txt"
+    text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
+    from_text = work / f"{args.parser}-from-text.conllu"
+    parse_text = ("parse", "--model", str(model), "--input-format", "text", str(text),
+                  "-o", str(from_text))
+    cli(*parse_text)  # warm-up
+    timings = [cli(*parse_text)[:2] for _ in range(args.repeats)]
+    rows, differences = [], 0.0
+    for name, system in (("gold tokens", parsed), ("raw text", from_text)):
+        official = conll18_scores(args.conll18, gold, system)
+        library = {k: 100 * v.f1 for k, v in aligned_scores(read_conllu(gold),
+                                                             read_conllu(system)).items()}
+        differences = max(differences, *(abs(official[k] - library[k]) for k in library))
+        rows.append([name, *(f"{official[k]:.2f}" for k in CONLL18_FIGURES)])
+    wall = statistics.median(w for w, _ in timings)
+    cpu = statistics.median(c for _, c in timings)
+    return (
+        "CoNLL 2018 shared-task scorer (conll18_ud_eval.py, a local copy outside the "
+        "repository), on the output above (gold tokens) and on the output of `parse "
+        "--input-format text` given the test file's raw text (its `# text` comments, "
+        "paragraphs at `# newpar`/`# newdoc`), end to end. The library's `aligned_scores` "
+        f"differs from the script by at most {differences:.4f} on every figure of both rows. "
+        f"From raw text the whole `parse` process ran at {n_sentences / wall:.0f} gold "
+        f"sentences/s wall, {n_sentences / cpu:.0f} CPU (median of {args.repeats} after a "
+        "warm-up).\n\n"
+        + markdown_table(["input", *CONLL18_FIGURES], rows) + "\n"
+    )
 
 
 if __name__ == "__main__":

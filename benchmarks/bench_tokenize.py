@@ -15,12 +15,11 @@ test text, median of five runs after a warm-up, on the threads
 """
 
 import argparse
-import importlib.util
 import io
 import time
 
 import numpy as np
-from _common import data_home, timed
+from _common import conll18_scores, data_home, timed
 from _results import markdown_table, mean_sd, write_section
 
 from sklearn_structured.datasets import load_ud_treebank, write_conllu
@@ -40,12 +39,8 @@ def official_scores(script, gold, system):
     """
     system = system.with_heads([np.arange(len(s.words)) for s in system],
                                [["dep"] * len(s.words) for s in system])
-    spec = importlib.util.spec_from_file_location("conll18_ud_eval", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    texts = [io.StringIO(write_conllu(doc)) for doc in (gold, system)]
-    scores = module.evaluate(*(module.load_conllu(t) for t in texts))
-    return {name: 100 * scores[name].f1 for name in FIGURES}
+    scores = conll18_scores(script, *(io.StringIO(write_conllu(doc)) for doc in (gold, system)))
+    return {name: scores[name] for name in FIGURES}
 
 
 def run(treebank, seed, args):

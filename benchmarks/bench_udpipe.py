@@ -29,7 +29,7 @@ import os
 import re
 from pathlib import Path
 
-from _common import data_home, timed
+from _common import conll18_scores, data_home, timed
 from _results import markdown_table, write_section
 from bench_pipeline import cli, strip_to_forms
 
@@ -93,19 +93,6 @@ def evaluate(gold, predicted):
         suffix = "" if punct == "exclude" else " +p"
         figures["UAS" + suffix], figures["LAS" + suffix] = uas, las
     return figures
-
-
-def evaluate_conll18(scorer, gold, predicted):
-    """The CoNLL 2018 scorer's F1 figures (words are gold, so F1 is accuracy): {name: str}."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("conll18_ud_eval", scorer)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    scores = module.evaluate(module.load_conllu_file(str(gold)),
-                             module.load_conllu_file(str(predicted)))
-    return {name: f"{100 * scores[name].f1:.2f}"
-            for name in ("UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX")}
 
 
 def main():
@@ -174,9 +161,9 @@ def main():
         names = ["UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX"]
         rows = []
         for (name, path), ours in zip(systems, figures):
-            scored = evaluate_conll18(args.conll18, gold, path)
+            scored = conll18_scores(args.conll18, gold, path)
             filled = set(ours) | {"MLAS", "BLEX"} | ({"Lemmas"} if "Lemma" in ours else set())
-            rows.append([name] + [scored[c] if c in filled else "-" for c in names])
+            rows.append([name] + [f"{scored[c]:.2f}" if c in filled else "-" for c in names])
         body += ("\n\nScored by the CoNLL 2018 shared-task scorer (conll18_ud_eval.py, run from "
                  "a local copy outside the repository; punctuation included, UFeats over the "
                  "universal features, LAS over the universal part of DEPREL):\n\n"

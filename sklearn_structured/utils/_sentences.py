@@ -52,29 +52,28 @@ def word_shape(word):
     return "".join(shape)
 
 
-def _check_token(token, where):
+def _check_token(token, name, i, j):
     """One rule for every estimator: a str, or a mapping with a str ``form``.
 
     The other CoNLL-U fields are optional; when present they are str (``_``
-    meaning absent) or None.
+    meaning absent) or None. ``X[i][j]`` names the token in an error, written
+    only then: every step of a pipeline checks every token.
     """
     if type(token) is not dict:  # dicts first: the ABC check below is slow per token
         if isinstance(token, str):
             return
         if not isinstance(token, Mapping):
-            raise TypeError(
-                f"{where} is a {type(token).__name__}; tokens are str or mappings of CoNLL-U fields"
-            )
+            raise TypeError(f"{name}[{i}][{j}] is a {type(token).__name__}; tokens are str or "
+                            "mappings of CoNLL-U fields")
     form = token.get("form")
     if not isinstance(form, str):
-        raise ValueError(
-            f"{where} has form {form!r}; every token needs its word form as a str under 'form'"
-        )
+        raise ValueError(f"{name}[{i}][{j}] has form {form!r}; every token needs its word form "
+                         "as a str under 'form'")
     for field in _FIELDS[1:]:
         value = token.get(field)
         if value is not None and not isinstance(value, str):
             raise ValueError(
-                f"{where}: {field!r} must be a str (CoNLL-U text such as "
+                f"{name}[{i}][{j}]: {field!r} must be a str (CoNLL-U text such as "
                 f"'Number=Sing|Person=3' for feats) or None, got {type(value).__name__}"
             )
 
@@ -112,7 +111,7 @@ def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
         if len(sentence) == 0:
             raise ValueError(f"{name}[{i}] is an empty sentence (zero tokens)")
         for j, token in enumerate(sentence):
-            _check_token(token, f"{name}[{i}][{j}]")
+            _check_token(token, name, i, j)
     check_token_fields(sentences, fields, reader=reader, where=lambda i: f"{name}[{i}]")
     return sentences
 
