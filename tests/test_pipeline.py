@@ -30,11 +30,11 @@ def sample():
     return X, y, X_test, y_test, forms
 
 
-def _pipeline(parser="lowrank", **kwargs):
+def _pipeline(parser="lowrank", targets=("upos", "xpos"), **kwargs):
     parser_params = {"n_epochs": 3, "rank": 8} if parser == "lowrank" else {"n_epochs": 3,
                                                                              "beam_size": 1}
-    return make_parsing_pipeline(parser, tagger_params=FAST_TAGGER, parser_params=parser_params,
-                                 n_folds=3, random_state=0, **kwargs)
+    return make_parsing_pipeline(parser, targets, tagger_params=FAST_TAGGER,
+                                 parser_params=parser_params, n_folds=3, random_state=0, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,10 @@ def test_factory_builds_the_chain():
     assert pipe["tag_xpos"].target == "xpos" and pipe["tag_xpos"].n_folds == 5
     assert pipe["parser"].pos == "xpos" and pipe["parser"].beam_size == 2
     assert pipe["parser"].random_state == 3
-    assert make_parsing_pipeline()["parser"].__class__ is LowRankTensorParser
+    default = make_parsing_pipeline()
+    assert default["parser"].__class__ is LowRankTensorParser
+    assert pipeline_targets(default) == ("upos", "xpos", "feats", "lemma")
+    assert all(default[f"tag_{t}"].beam_size == 1 for t in pipeline_targets(default))
     assert make_parsing_pipeline("easyfirst")["parser"].pos == "upos"
     for bad in [{"parser": "mst"}, {"targets": ()}, {"targets": ("upos", "upos")},
                 {"targets": ("form",)}, {"targets": ("deprel",)}]:

@@ -3,6 +3,7 @@ file and save it."""
 
 import sys
 import time
+import warnings
 
 from .. import registry
 from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_params,
@@ -19,8 +20,9 @@ def add_parser(subparsers, formatter):
     estimators = registry.names(registry.PARSER) + registry.names(registry.TAGGER)
     p.estimator_names = estimators
     p.add_argument("--estimator", choices=estimators + [registry.PIPELINE], default="lowrank",
-                   help="what to train; 'pipeline': taggers (--targets) then a parser "
-                   "(--parser), trained on jackknifed predicted tags, which parses word forms")
+                   help="what to train; 'pipeline': a tokeniser, taggers (--targets) and a "
+                   "parser (--parser) trained on jackknifed predicted tags, which annotates raw "
+                   "text or word forms")
     p.add_argument("--train", required=True, help="training CoNLL-U file ('-' for standard input)")
     p.add_argument("--dev", help="development CoNLL-U file, for the per-epoch validation score")
     p.add_argument("--out", required=True, help="model file to write (replaced atomically)")
@@ -30,11 +32,16 @@ def add_parser(subparsers, formatter):
                    "(keys listed below)")
     p.add_argument("--parser", choices=registry.names(registry.PARSER), default="lowrank",
                    help="the parser of a pipeline")
-    p.add_argument("--targets", default="upos,xpos",
+    from ..pipeline import DEFAULT_TARGETS
+
+    p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
                    help="the fields a pipeline tags, one tagger each, in this order: any of "
-                   "upos, xpos, feats, lemma (lemma after upos uses the predicted UPOS)")
+                   "upos, xpos, feats, lemma (lemma after upos uses the predicted UPOS); a "
+                   "field the training file leaves empty is skipped with a notice")
     p.add_argument("--tagger-param", action="append", metavar="KEY=VALUE",
                    help="parameter of every tagger of a pipeline, repeatable")
+    p.add_argument("--tokenizer-param", action="append", metavar="KEY=VALUE",
+                   help="parameter of a pipeline's tokeniser, repeatable")
     p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
     p.set_defaults(func=run, interrupted="; model not written")
 
@@ -42,15 +49,15 @@ def add_parser(subparsers, formatter):
 def _build(args):
     """The estimator to train, its parameters checked, and the function that fits it."""
     if args.estimator != registry.PIPELINE:
-        if args.tagger_param:
-            raise CommandError("--tagger-param applies only to --estimator pipeline")
+        if args.tagger_param or args.tokenizer_param:
+            raise CommandError("--tagger-param and --tokenizer-param apply only to "
+                               "--estimator pipeline")
         estimator = registry.estimator_class(args.estimator)(
             **{"verbose": 1, **parse_params(args.param, args.estimator)})
         check_params(estimator)
         return estimator, estimator.fit
-    from functools import partial
-
-    from ..pipeline import fit_parsing_pipeline, make_parsing_pipeline
+    from ..pipeline import TextPipeline, make_parsing_pipeline
+    from ..tokenize import Tokenizer
 
     tagger_params = {"verbose": 1, **parse_params(args.tagger_param, "easyfirst-tagger")}
     if "target" in tagger_params:
@@ -62,8 +69,10 @@ def _build(args):
             parser_params={"verbose": 1, **parse_params(args.param, args.parser)})
     except ValueError as error:
         raise CommandError(str(error)) from None
-    check_params(*(step for _, step in pipeline.steps if registry.kind_of(step)))
-    return pipeline, partial(fit_parsing_pipeline, pipeline)
+    tokenizer = Tokenizer(**{"verbose": 1, **parse_params(args.tokenizer_param, "Tokenizer")})
+    check_params(tokenizer, *(step for _, step in pipeline.steps if registry.kind_of(step)))
+    model = TextPipeline(tokenizer, pipeline)
+    return model, model.fit
 
 
 def _treebank(path):
@@ -79,8 +88,11 @@ def _treebank(path):
 
 
 def _quiet(estimator):
-    """Set every ``verbose`` of the model (its steps' too) to off: a saved model should
-    not print progress wherever it is used next."""
+    """Set every ``verbose`` of the model (its steps' and fitted parts' too) to off: a
+    saved model should not print progress wherever it is used next."""
+    for fitted in ("tokenizer_", "annotator_"):  # a TextPipeline's
+        if hasattr(estimator, fitted):
+            _quiet(getattr(estimator, fitted))
     params = estimator.get_params()
     estimator.set_params(**{key: (False if isinstance(value, bool) else 0)
                             for key, value in params.items()
@@ -92,13 +104,22 @@ def run(args):
 
     check_output_path(args.out)
     estimator, fit = _build(args)
-    X, y = _treebank(args.train)
-    X_val, y_val = _treebank(args.dev) if args.dev else (None, None)
-    if registry.kind_of(estimator) == registry.TAGGER:  # it learns a column of X
-        y, y_val = (None if X_ is None else [[token[estimator.target] for token in sentence]
-                                              for sentence in X_] for X_ in (X, X_val))
     start = time.perf_counter()
-    fit(X, y, X_val=X_val, y_val=y_val)
+    with warnings.catch_warnings():
+        # a step that is skipped (a column the training file leaves empty) says so at once
+        warnings.simplefilter("always", UserWarning)
+        warnings.showwarning = lambda message, *_, **__: print(f"notice: {message}",
+                                                               file=sys.stderr)
+        if registry.kind_of(estimator) == registry.PIPELINE:  # learns from the documents
+            fit([read_document(args.train)],
+                X_val=[read_document(args.dev)] if args.dev else None)
+        else:
+            X, y = _treebank(args.train)
+            X_val, y_val = _treebank(args.dev) if args.dev else (None, None)
+            if registry.kind_of(estimator) == registry.TAGGER:  # it learns a column of X
+                y, y_val = (None if X_ is None else [[token[estimator.target] for token in s]
+                                                      for s in X_] for X_ in (X, X_val))
+            fit(X, y, X_val=X_val, y_val=y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     _quiet(estimator)
     if args.format == "joblib":
