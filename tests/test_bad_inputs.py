@@ -161,7 +161,11 @@ def test_mixed_line_endings_and_no_final_newline_are_read(files, capsys):
     assert "".join(row[1] for s in document for row in s.words) == "Dogsbark.Catssleep.Birdssing"
 
 
-def test_a_treebank_without_text_cannot_train_a_tokeniser(files):
+def test_a_treebank_without_text_cannot_train_a_tokeniser(files, capsys):
+    line = _one_line(["train", "--estimator", "pipeline", "--out", "@out.model", "--train",
+                      "@withheld.conllu"], files, capsys)
+    assert "withheld.conllu:1: no '# text' and every FORM is '_'" in line, line
+    assert not (files / "out.model").exists()
     document = read_conllu(files / "withheld.conllu")
     for estimator in (Tokenizer(n_epochs=1), TextPipeline(Tokenizer(n_epochs=1))):
         with pytest.raises(ValueError, match=r"withheld.conllu:1: no '# text' and every FORM "
