@@ -1,7 +1,8 @@
 """``parse``: CoNLL-U or raw text in, annotated CoNLL-U out, a chunk at a time.
 
-The input is read, annotated and written in chunks (a few hundred sentences
-of CoNLL-U, or paragraphs of raw text up to about ``TEXT_CHUNK`` characters),
+The input is read, annotated and written in chunks (``CONLLU_CHUNK``
+sentences of CoNLL-U, or paragraphs of raw text of about ``TEXT_CHUNK``
+characters),
 so that memory does not grow with its length. This module imports the
 pipeline module only inside its functions: that module imports ``parse``
 from here.
@@ -11,9 +12,12 @@ import codecs
 import contextlib
 import os
 import re
+from numbers import Integral
 
 from . import registry
 
+# characters of raw text read and tokenised at once (the tokeniser's arrays
+# take about 100 bytes a character)
 TEXT_CHUNK = 2**16
 # a paragraph longer than this is cut at a line end, so that a text without
 # blank lines is still read a bounded piece at a time
@@ -124,11 +128,12 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
 
 
 def _check_not_empty(first_chunk, document):
-    if first_chunk is None or not len(first_chunk):
+    if first_chunk is None:
+        from .datasets import ConlluDocument
         from .datasets._base import source_name
 
-        name = getattr(document, "source", None) or source_name(document)
-        raise ValueError(f"{name} holds no sentences")
+        name = document.source if isinstance(document, ConlluDocument) else source_name(document)
+        raise ValueError(f"{name or 'the document'} holds no sentences")
 
 
 def _write(chunks, file, document):
@@ -201,7 +206,7 @@ def _tokenized(model, source, *, presegmented=False, token_ranges=False, expand_
     if not isinstance(model, TextPipeline):
         raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give a "
                          "TextPipeline (sklearn-structured train --estimator pipeline)")
-    if not (isinstance(max_sentence_length, int) and max_sentence_length >= 1):
+    if not (isinstance(max_sentence_length, Integral) and max_sentence_length >= 1):
         raise ValueError(f"max_sentence_length must be a positive int, got {max_sentence_length!r}")
     tokenizer = model.tokenizer_
     if expand_multiword is not None and expand_multiword != tokenizer.expand_multiword:
