@@ -305,8 +305,7 @@ class _TextReader:
         """``(start, text)``: the text in pieces that end where a paragraph does, ``start``
         the offset of each in characters; a piece begins with the blank line before it."""
         buffer, start = "", 0
-        blocks = self._blocks()
-        for block in blocks:
+        for block in self._blocks():
             buffer += block
             if len(buffer) < TEXT_CHUNK:
                 continue
