@@ -23,12 +23,15 @@ TEXT_CHUNK = 2**16
 # blank lines is still read a bounded piece at a time
 TEXT_CHUNK_MAX = 2**18
 CONLLU_CHUNK = 1000
+# tokens: longer predicted sentences are cut, as no treebank sentence of note is
+# longer and a parser's time grows faster than a sentence's length
+MAX_SENTENCE_LENGTH = 250
 # a blank line: a line break, white space other than line breaks, a line break
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
 def parse(model, document, *, input_format="conllu", output=None, presegmented=False,
-          token_ranges=False, expand_multiword=None, max_sentence_length=250,
+          token_ranges=False, expand_multiword=None, max_sentence_length=MAX_SENTENCE_LENGTH,
           sent_id_prefix=""):
     """Annotate a CoNLL-U document or raw text with a fitted parser, tagger or pipeline.
 
@@ -197,7 +200,7 @@ def _annotated(model, kind, document, done):
 
 
 def _tokenized(model, source, *, presegmented=False, token_ranges=False, expand_multiword=None,
-               max_sentence_length=250, sent_id_prefix=""):
+               max_sentence_length=MAX_SENTENCE_LENGTH, sent_id_prefix=""):
     """ConlluDocuments of raw text (a path or a file object) split by the tokeniser of a
     TextPipeline, a group of paragraphs each, their words not yet annotated."""
     from .pipeline import TextPipeline

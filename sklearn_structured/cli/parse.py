@@ -4,6 +4,7 @@
 import sys
 
 from .. import registry
+from .._annotate import MAX_SENTENCE_LENGTH
 from ._common import PICKLE_WARNING, CommandError, check_output_path, input_source, load_model
 
 
@@ -34,8 +35,9 @@ def add_parser(subparsers, formatter):
                    "(each line ending counts as one character)")
     p.add_argument("--no-multiword", dest="expand_multiword", action="store_false", default=None,
                    help="text: do not expand multiword tokens; every token is one word")
-    p.add_argument("--max-sentence-length", type=int, default=250, metavar="N",
-                   help="text: cut a predicted sentence of more tokens into pieces of at most N")
+    p.add_argument("--max-sentence-length", type=int, metavar="N",
+                   help="text: cut a predicted sentence of more tokens into pieces of at most N "
+                   f"(default {MAX_SENTENCE_LENGTH})")
     p.add_argument("--allow-pickle", action="store_true",
                    help=f"also load joblib/pickle model files; {PICKLE_WARNING}")
     p.set_defaults(func=run)
@@ -47,10 +49,10 @@ def run(args):
     text_only = [flag for flag, given in (
         ("--presegmented", args.presegmented), ("--token-ranges", args.token_ranges),
         ("--no-multiword", args.expand_multiword is False),
-        ("--max-sentence-length", args.max_sentence_length != 250)) if given]
+        ("--max-sentence-length", args.max_sentence_length is not None)) if given]
     if text_only and args.input_format != "text":
         raise CommandError(f"{', '.join(text_only)} only apply to --input-format text")
-    if args.max_sentence_length < 1:
+    if args.max_sentence_length is not None and args.max_sentence_length < 1:
         raise CommandError(f"--max-sentence-length must be at least 1, got {args.max_sentence_length}")
     if args.output:
         check_output_path(args.output)
@@ -63,7 +65,7 @@ def run(args):
     if args.input_format == "text":
         options = dict(presegmented=args.presegmented, token_ranges=args.token_ranges,
                        expand_multiword=args.expand_multiword,
-                       max_sentence_length=args.max_sentence_length)
+                       max_sentence_length=args.max_sentence_length or MAX_SENTENCE_LENGTH)
     print(f"parsing {name}", file=sys.stderr, flush=True)
     n_sentences = parse(model, source, input_format=args.input_format,
                         output=args.output or sys.stdout, **options)
