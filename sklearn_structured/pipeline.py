@@ -22,12 +22,13 @@ The pipeline is saved and loaded as one model by
 """
 
 import io
-import os
 from collections.abc import Mapping
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from . import registry
+# parse and its raw-text reader live in their own module; imported here, where they were
+from ._annotate import _tokenized, parse  # noqa: F401
 from .utils import check_sentences
 from .utils._base import FormatVersionMixin
 
@@ -233,88 +234,6 @@ def annotate(model, X):
     return tagged, model[-1].predict(tagged)
 
 
-def parse(model, document, *, input_format="conllu", output=None):
-    """Annotate a CoNLL-U document or raw text with a fitted parser, tagger or pipeline.
-
-    Parameters
-    ----------
-    model : estimator
-        A parser (writes HEAD and DEPREL: its labels if it learned them,
-        ``_`` otherwise, and ``_`` in DEPS; never the input's), a tagger
-        (writes its ``target`` column) or a parsing pipeline (writes the
-        columns of its taggers, clears the other tag columns, and parses).
-        See :mod:`sklearn_structured.registry`.
-    document : str, path-like, file object or ConlluDocument
-        The input (a path or a file object); every other column and line of
-        a CoNLL-U input is kept.
-    input_format : {"conllu", "text"}, default="conllu"
-        ``"text"``: raw text, split into sentences, tokens and words by the
-        tokeniser of a :class:`TextPipeline`.
-    output : str, path-like, file object or None, default=None
-        Also write the annotated document there (a path is replaced atomically).
-
-    Returns
-    -------
-    ConlluDocument
-
-    Raises
-    ------
-    ValueError
-        For a model of another kind, an empty document, and (a parser alone)
-        a sentence without any of the tags the parser reads, naming its lines.
-    """
-    from .datasets import ConlluDocument, read_conllu, write_conllu
-    from .datasets._base import gc_paused
-    from .datasets._conllu import _TAG_COLUMNS
-    from .utils import atomic_path
-    from .utils._sentences import check_token_fields
-
-    kind = registry.kind_of(model)
-    if kind is None:
-        raise ValueError(f"a {type(model).__name__} cannot annotate CoNLL-U: give a parser, a "
-                         "tagger or a parsing pipeline (make_parsing_pipeline)")
-    if input_format == "text":
-        document = _tokenized(model, document)
-    elif input_format != "conllu":
-        raise ValueError(f"input_format must be 'conllu' or 'text', got {input_format!r}")
-    if not isinstance(document, ConlluDocument):
-        document = read_conllu(document)
-    if len(document) == 0:
-        raise ValueError(f"{document.source or 'the document'} holds no sentences")
-    # a few small containers per word and no reference cycles of note: with the
-    # model's and the document's objects alive, the collector's full scans would
-    # otherwise cost a tenth of the run
-    with gc_paused():
-        X = document.to_sentences()
-        if kind == registry.TAGGER:
-            document = document.with_tags(model.predict(X), model.target)
-        else:
-            if kind == registry.PIPELINE:
-                targets = pipeline_targets(model)
-                tagged, predicted = annotate(model, X)
-                # the pipeline reads only the forms: the tag columns it does not
-                # predict are cleared, not copied from the input
-                for field in _TAG_COLUMNS:
-                    document = document.with_tags(
-                        [[token.get(field) if field in targets else None for token in sentence]
-                         for sentence in tagged], field)
-            else:
-                check_token_fields(X, model.tag_fields(), reader=type(model).__name__,
-                                   where=document._where)
-                predicted = model.predict(X)
-            if predicted and isinstance(predicted[0], tuple):
-                heads, deprels = [h for h, _ in predicted], [d for _, d in predicted]
-            else:
-                heads, deprels = predicted, [[None] * len(h) for h in predicted]
-            document = document.with_heads(heads, deprels, clear_deps=True)
-    if isinstance(output, (str, os.PathLike)):
-        with atomic_path(output) as temporary:
-            write_conllu(document, temporary)
-    elif output is not None:
-        write_conllu(document, output)
-    return document
-
-
 class TextPipeline(FormatVersionMixin, BaseEstimator):
     """Raw text to full UD annotation: a :class:`Tokenizer`, then a parsing pipeline.
 
@@ -437,22 +356,6 @@ class TextPipeline(FormatVersionMixin, BaseEstimator):
         system = ConlluDocument([s for document in documents
                                  for s in self.predict([segmented_text(document).text])[0]])
         return aligned_scores(gold, system)["LAS"].f1
-
-
-def _tokenized(model, source):
-    """The ConlluDocument of raw text (a path or a file object) split by the tokeniser
-    of a TextPipeline, its words not yet annotated."""
-    from .tokenize import to_document
-
-    if not isinstance(model, TextPipeline):
-        raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give a "
-                         "TextPipeline (sklearn-structured train --estimator pipeline)")
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, encoding="utf-8") as file:
-            text = file.read()
-    else:
-        text = source.read()
-    return to_document(text, model.tokenizer_.predict([text])[0])
 
 
 def _training_documents(X, name):

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from sklearn_structured import EasyFirstBeamParser
+from sklearn_structured import (EasyFirstBeamParser, TextPipeline, Tokenizer,
+                                make_parsing_pipeline)
 from sklearn_structured.cli import main
 from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
 from sklearn_structured.utils import save_model
@@ -61,9 +62,21 @@ def files(tmp_path_factory):
         "carriage-return.conllu": (HEADER + _word(1, "Do\rgs", 0) + "\n").encode(),
         "plain-text.txt": b"Dogs bark.\nCats sleep.\n",
         "other-text.conllu": (GOOD + GOOD).encode(),
+        "empty.txt": b"",
+        "binary.txt": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "latin1.txt": "Dogs bark.\n\nCaf\xe9 au lait.\n".encode("latin-1"),
+        "blank.txt": b"  \n\t\r\n\n",
+        "mixed.txt": b"Dogs bark.\r\nCats sleep.\n\r\nBirds sing",
+        # a treebank whose text is withheld: no # text and every FORM _
+        "withheld.conllu": (HEADER + _word(1, "_", 2) + _word(2, "_", 0) + "\n").encode(),
     }
     for name, content in contents.items():
         (folder / name).write_bytes(content)
+    text_model = TextPipeline(Tokenizer(n_epochs=1), make_parsing_pipeline(
+        "easyfirst", targets=("upos",), tagger_params={"n_epochs": 1, "beam_size": 1},
+        parser_params={"n_epochs": 1, "beam_size": 1}, n_folds=2, random_state=0))
+    save_model(text_model.fit([load_sample_treebank("train", as_document=True)[:40]]),
+               folder / "text.model")
     return folder
 
 
@@ -119,6 +132,45 @@ def test_command_line_names_the_place(argv, expected, files, capsys):
     for part in expected:
         assert part in line, line
     assert not (files / "out.model").exists()
+
+
+PARSE_TEXT = ["parse", "--model", "@text.model", "--input-format", "text", "-o", "@out.conllu"]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("empty.txt", ["empty.txt is empty"]),
+    ("binary.txt", ["binary.txt:3:", "NUL byte at byte offset 8", "binary file"]),
+    ("latin1.txt", ["latin1.txt:3:", "not UTF-8 (byte 0xe9 at byte offset 15)"]),
+    ("blank.txt", ["blank.txt holds only white space"]),
+    ("no-such.txt", ["No such file or directory", "no-such.txt"]),
+    ("models", ["models is a directory"]),
+])
+def test_bad_text_names_the_place_and_writes_no_file(name, expected, files, capsys):
+    line = _one_line(PARSE_TEXT + ["@" + name], files, capsys)
+    for part in expected:
+        assert part in line, line
+    assert not [p.name for p in files.iterdir() if p.name.startswith((".tmp-", "out."))]
+
+
+def test_mixed_line_endings_and_no_final_newline_are_read(files, capsys):
+    argv = [str(files / a[1:]) if a.startswith("@") else a for a in PARSE_TEXT + ["@mixed.txt"]]
+    assert main(argv) == 0
+    document = read_conllu(files / "out.conllu")
+    (files / "out.conllu").unlink()
+    assert sum("# newpar" in s.comments for s in document) == 2
+    assert "".join(row[1] for s in document for row in s.words) == "Dogsbark.Catssleep.Birdssing"
+
+
+def test_a_treebank_without_text_cannot_train_a_tokeniser(files, capsys):
+    line = _one_line(["train", "--estimator", "pipeline", "--out", "@out.model", "--train",
+                      "@withheld.conllu"], files, capsys)
+    assert "withheld.conllu:1: no '# text' and every FORM is '_'" in line, line
+    assert not (files / "out.model").exists()
+    document = read_conllu(files / "withheld.conllu")
+    for estimator in (Tokenizer(n_epochs=1), TextPipeline(Tokenizer(n_epochs=1))):
+        with pytest.raises(ValueError, match=r"withheld.conllu:1: no '# text' and every FORM "
+                                             r"is '_', so the text cannot be rebuilt"):
+            estimator.fit([document])
 
 
 def test_a_byte_order_mark_and_crlf_are_read(files, capsys):

@@ -427,3 +427,68 @@ def test_pipeline_with_lemma_and_feats_taggers_fills_those_columns(sample_files,
         agree = sum(g[column] == w[column] for g, w in zip(gold_words, words)) / len(words)
         assert 0.5 < agree < 1.0
     assert all(w[4] == "_" for w in words)  # XPOS was not tagged: '_'
+
+
+@pytest.fixture(scope="module")
+def text_model(tmp_path_factory):
+    """A small TextPipeline (tokeniser, UPOS tagger, parser) saved as a model file."""
+    from sklearn_structured import TextPipeline, Tokenizer, make_parsing_pipeline
+    from sklearn_structured.utils import save_model
+
+    model = TextPipeline(
+        Tokenizer(n_epochs=2, random_state=0),
+        make_parsing_pipeline("easyfirst", targets=("upos",),
+                              tagger_params={"n_epochs": 1, "beam_size": 1},
+                              parser_params={"n_epochs": 1, "beam_size": 1}, n_folds=2,
+                              random_state=0)).fit([load_sample_treebank(as_document=True)])
+    path = tmp_path_factory.mktemp("text") / "text.model"
+    save_model(model, path)
+    return path
+
+
+TEXT = "The museum opens today. Tickets cost $12.\r\n\r\nIt closes at six.\nBring a friend"
+
+
+def test_parse_turns_text_from_stdin_into_conllu(text_model, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode())))
+    assert main(["parse", "--model", str(text_model), "--input-format", "text"]) == 0
+    captured = capsys.readouterr()
+    document = read_conllu(io.StringIO(captured.out))
+    assert document[0].comments[:2] == ["# newdoc", "# newpar"]
+    assert sum("# newpar" in s.comments for s in document) == 2
+    assert [s.metadata["sent_id"] for s in document] == [str(i) for i in range(1, len(document) + 1)]
+    forms = "".join(row[1] for s in document for row in s.words)
+    assert forms == "".join(TEXT.split())
+    assert all(row[3] != "_" and row[6] != "_" for s in document for row in s.words)
+    assert "parsing standard input" in captured.err
+    assert f"wrote {len(document)} sentences to standard output" in captured.err
+
+
+def test_parse_text_options(text_model, tmp_path, capsys):
+    text = tmp_path / "in.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    assert main(["parse", "--model", str(text_model), "--input-format", "text", str(text), "-o",
+                 str(out), "--presegmented", "--token-ranges", "--no-multiword",
+                 "--max-sentence-length", "5"]) == 0
+    assert capsys.readouterr().out == ""
+    document = read_conllu(out)
+    # a line is never split into sentences, only cut at 5 tokens; CRLF counts as one character
+    texts = [s.metadata["text"] for s in document]
+    assert texts[0] == "The museum opens today." and texts[-2:] == ["It closes at six.",
+                                                                   "Bring a friend"]
+    assert " ".join(texts[:-2]) == "The museum opens today. Tickets cost $12."
+    assert max(len(s.words) for s in document) == 5
+    assert document[2].words[0][9] == f"TokenRange={TEXT.index('It') - 2}:{TEXT.index('It')}"
+    assert not any("-" in row[0] for s in document for row in s.rows)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--token-ranges"], "--token-ranges only apply to --input-format text"),
+    (["--input-format", "text", "--max-sentence-length", "0"], "must be at least 1"),
+])
+def test_parse_text_flags_are_checked(argv, message, text_model, sample_files, capsys):
+    _, test = sample_files
+    assert main(["parse", "--model", str(text_model), str(test), *argv]) == 1
+    (line,) = _one_line_error(capsys)
+    assert message in line

@@ -196,7 +196,8 @@ def test_parse_annotates_a_conllu_document(fitted_lowrank, tmp_path):
         forms = forms.with_tags([[None] * len(s.words) for s in document], field)
     path = tmp_path / "forms.conllu"
     write_conllu(forms, path)
-    parsed = parse(fitted_lowrank, path, output=tmp_path / "parsed.conllu")
+    parsed = parse(fitted_lowrank, path)
+    assert parse(fitted_lowrank, path, output=tmp_path / "parsed.conllu") == len(parsed)
     assert read_conllu(tmp_path / "parsed.conllu") == parsed
     tagged, predicted = annotate(fitted_lowrank, forms.to_sentences())
     assert [[int(row[6]) for row in s.words] for s in parsed] == [h.tolist() for h, _ in predicted]

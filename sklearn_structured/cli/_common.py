@@ -74,15 +74,23 @@ def check_params(*estimators):
             raise CommandError(f"--param: {error}") from None
 
 
+def input_source(path):
+    """What to read for the file argument ``path`` (``-``: standard input's bytes), and its
+    name for progress lines; a directory is refused."""
+    if path == "-":
+        return sys.stdin.buffer, "standard input"
+    if os.path.isdir(path):
+        raise CommandError(f"{path} is a directory, not a file to read")
+    return path, path
+
+
 def read_document(path):
     """Read a CoNLL-U file (``-`` for standard input), with a progress line on stderr."""
     from ..datasets import read_conllu
 
-    name = "standard input" if path == "-" else path
-    if os.path.isdir(path):
-        raise CommandError(f"{path} is a directory, not a CoNLL-U file")
+    source, name = input_source(path)
     print(f"reading {name}", file=sys.stderr, flush=True)
-    document = read_conllu(sys.stdin.buffer if path == "-" else path)
+    document = read_conllu(source)
     print(f"read {len(document)} sentences from {name}", file=sys.stderr)
     if len(document) == 0:
         raise CommandError(f"{name} holds no sentences")

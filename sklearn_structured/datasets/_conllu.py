@@ -402,14 +402,15 @@ def _text_field(value, where, index, kind, m):
     return value
 
 
-def _parse(lines, source):
-    """Turn an iterator of ``\\n``-terminated lines into a ConlluDocument."""
+def _parse(lines, source, first_line=1):
+    """Turn an iterator of ``\\n``-terminated lines, the first being line ``first_line``
+    of the file, into a ConlluDocument."""
     sentences = []
     comments, rows, endings = [], [], []
     start = None
     ids = _IdOrder()
     newline = None
-    lineno = 0
+    lineno = first_line - 1
 
     def close(blank_ending):
         endings.append(blank_ending)
@@ -420,7 +421,7 @@ def _parse(lines, source):
         mixed = any(e != newline for e in endings)
         sentences.append(ConlluSentence(comments, rows, start, endings if mixed else None))
 
-    for lineno, line in enumerate(lines, start=1):
+    for lineno, line in enumerate(lines, start=first_line):
         # each line keeps its own terminator; a missing one (last line) is ""
         if line.endswith("\r\n"):
             ending, line = "\r\n", line[:-2]
@@ -507,6 +508,48 @@ def read_conllu(path_or_file):
     source = source_name(path_or_file)
     with open_text(path_or_file, "r") as f, gc_paused():
         return _parse(_decoded_lines(f, source), source)
+
+
+def read_conllu_batches(path_or_file, batch_size=1000):
+    """Read a CoNLL-U file as :func:`read_conllu` does, a few sentences at a time.
+
+    Parameters
+    ----------
+    path_or_file : str, path-like or file object
+        As for :func:`read_conllu`.
+    batch_size : int, default=1000
+        Sentences per batch.
+
+    Yields
+    ------
+    ConlluDocument
+        The next ``batch_size`` sentences (fewer in the last batch), with the
+        file's line numbers. Writing the batches one after the other gives
+        what writing the whole document would.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_conllu`, once the batch holding the problem is read.
+    """
+    source = source_name(path_or_file)
+    with open_text(path_or_file, "r") as f:
+        lines, n_sentences, first_line = [], 0, 1
+        for lineno, line in enumerate(_decoded_lines(f, source), start=1):
+            lines.append(line)
+            # a blank line after a non-blank one ends a sentence
+            if line.rstrip("\r\n") or len(lines) < 2 or not lines[-2].rstrip("\r\n"):
+                continue
+            n_sentences += 1
+            if n_sentences == batch_size:
+                with gc_paused():
+                    batch = _parse(lines, source, first_line)
+                yield batch
+                lines, n_sentences, first_line = [], 0, lineno + 1
+        if lines:
+            with gc_paused():
+                batch = _parse(lines, source, first_line)
+            yield batch
 
 
 def _decoded_lines(file, source):

@@ -89,20 +89,26 @@ def segmented_text(document):
     Raises
     ------
     ValueError
-        When a sentence has no token with a non-empty FORM (no text to learn from).
+        Naming the file and line, when a sentence has no token with a
+        non-empty FORM, or has no ``# text`` and ``_`` as every FORM (no
+        text to learn from).
     """
     pieces, sentences, length, rebuilt = [], [], 0, 0
     glue = ""  # what joins the next sentence to the text so far
     for index, sentence in enumerate(document):
         metadata = sentence.metadata
         tokens = sentence_tokens(sentence)
+        where = f"{document.source or 'document'}:{sentence.line or index + 1}"
         if not any(form.strip() for form, _, _ in tokens):
-            where = f"{document.source or 'document'}:{sentence.line or index + 1}"
             raise ValueError(f"{where}: a sentence without any FORM, so no text to learn from")
+        text = metadata.get("text")
+        if text is None and all(form == "_" for form, _, _ in tokens):
+            # treebanks whose text is withheld for copyright write every FORM as _
+            raise ValueError(f"{where}: no '# text' and every FORM is '_', so the text cannot "
+                             "be rebuilt (a treebank whose text is withheld?)")
         comment_keys = {c[1:].strip().split(" ", 1)[0].split("=", 1)[0] for c in sentence.comments}
         if sentences and ({"newpar", "newdoc"} & comment_keys):
             glue = PARAGRAPH_BREAK
-        text = metadata.get("text")
         offsets = None if text is None else _token_offsets(text, tokens)
         if offsets is None:
             rebuilt += 1

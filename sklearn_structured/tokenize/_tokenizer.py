@@ -271,25 +271,32 @@ class Tokenizer(FormatVersionMixin, BaseEstimator):
         del self.training_state_
         return self
 
-    def _segment(self, text):
+    def _segment(self, text, presegmented=False):
         """Token spans (n, 2) and the index of the last token of every sentence."""
         encoded = _Text(text)
         labels = predict_labels(encoded.codes, encoded.classes, encoded.context, self.weights_,
                                 self.weights_.shape[0] - 1)
-        return label_spans(labels, encoded.classes)
+        spans, last_tokens = label_spans(labels, encoded.classes)
+        if presegmented and len(spans):
+            # a sentence is a line: it ends at the last token before each line break
+            line = np.searchsorted(np.flatnonzero(encoded.classes == CLASS_NEWLINE), spans[:, 0])
+            last_tokens = np.append(np.flatnonzero(np.diff(line)), len(spans) - 1)
+        return spans, last_tokens
 
     def _words(self, form):
         if not self.expand_multiword:
             return (form,)
         return tuple(expand(form, self.expansions_, self.expansion_rules_))
 
-    def predict(self, X):
+    def predict(self, X, *, presegmented=False):
         """Split each raw text into sentences of tokens.
 
         Parameters
         ----------
         X : list of str
             Raw texts (paragraphs separated by blank lines).
+        presegmented : bool, default=False
+            Each line is one sentence: split the lines into tokens only.
 
         Returns
         -------
@@ -301,7 +308,7 @@ class Tokenizer(FormatVersionMixin, BaseEstimator):
         check_is_fitted(self, "weights_")
         out = []
         for text in _texts(X):
-            spans, last_tokens = self._segment(text)
+            spans, last_tokens = self._segment(text, presegmented)
             words = {}  # the words of each distinct form, looked up once per text
             tokens = []
             for start, end in spans.tolist():
@@ -356,33 +363,60 @@ def _texts(X):
     return X
 
 
-def to_document(text, sentences, *, sent_id_prefix=""):
+def to_document(text, sentences, *, sent_id_prefix="", first_id=1, start=0, newdoc=True,
+                token_ranges=False):
     """A ConlluDocument of predicted sentences of ``text`` (words unannotated).
 
     Every sentence gets ``# sent_id`` and ``# text`` (its text with each run
     of white space as one space), multiword tokens their range line and
     words, and a token directly followed by the next one ``SpaceAfter=No``;
-    ``# newpar`` marks each sentence that starts after a blank line.
+    ``# newpar`` marks each sentence that starts the document or follows a
+    blank line.
+
+    Parameters
+    ----------
+    text : str
+        The raw text.
+    sentences : list of list of Token
+        Its sentences, as :meth:`Tokenizer.predict` returns them for it.
+    sent_id_prefix : str, default=""
+        Put before each sentence's number in ``# sent_id``.
+    first_id : int, default=1
+        The number of the first sentence.
+    start : int, default=0
+        Where ``text`` begins in the whole input, in characters: added to
+        the offsets written by ``token_ranges``.
+    newdoc : bool, default=True
+        ``text`` begins a document: ``# newdoc`` and ``# newpar`` before its
+        first sentence. False: it continues one, and its first sentence
+        starts a paragraph only when ``text`` begins with a blank line
+        (a line break before it and one ending it).
+    token_ranges : bool, default=False
+        Add ``TokenRange=start:end`` (UDPipe's character offsets, end
+        excluded) to the MISC of every token, and of every word of a
+        multiword token (the range of its token).
     """
     out = []
     tokens = [token for sentence in sentences for token in sentence]
     following = {id(a): b.start for a, b in zip(tokens, tokens[1:])}
     previous_end = 0
-    for number, sentence in enumerate(sentences, start=1):
-        comments = []
-        if number == 1 or text.count("\n", previous_end, sentence[0].start) >= 2:
+    for number, sentence in enumerate(sentences, start=first_id):
+        comments = ["# newdoc"] if newdoc and not out else []
+        if comments or text.count("\n", previous_end, sentence[0].start) >= 2:
             comments.append("# newpar")
         sentence_text = " ".join(text[sentence[0].start:sentence[-1].end].split())
         comments += [f"# sent_id = {sent_id_prefix}{number}", f"# text = {sentence_text}"]
         rows, n = [], 0
         for token in sentence:
-            misc = "SpaceAfter=No" if following.get(id(token)) == token.end else "_"
+            span = f"TokenRange={start + token.start}:{start + token.end}" if token_ranges else None
+            misc = "|".join(item for item in (
+                "SpaceAfter=No" if following.get(id(token)) == token.end else None, span) if item)
             if len(token.words) > 1:
-                rows.append([f"{n + 1}-{n + len(token.words)}", token.form, *"_" * 7, misc])
-                misc = "_"
+                rows.append([f"{n + 1}-{n + len(token.words)}", token.form, *"_" * 7, misc or "_"])
+                misc = span
             for word in token.words:
                 n += 1
-                rows.append([str(n), word, *"_" * 7, misc])
+                rows.append([str(n), word, *"_" * 7, misc or "_"])
         out.append(ConlluSentence(comments, rows))
         previous_end = sentence[-1].end
     return ConlluDocument(out)
