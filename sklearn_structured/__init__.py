@@ -26,7 +26,7 @@ _LAZY = {
 _LAZY_FUNCTIONS = {
     "evaluate": "metrics",
     "make_parsing_pipeline": "pipeline",
-    "parse": "pipeline",
+    "parse": "_annotate",
 }
 
 __all__ = sorted([*_LAZY, *_LAZY_FUNCTIONS])

@@ -4,8 +4,8 @@ The input is read, annotated and written in chunks (``CONLLU_CHUNK``
 sentences of CoNLL-U, or paragraphs of raw text of about ``TEXT_CHUNK``
 characters),
 so that memory does not grow with its length. This module imports the
-pipeline module only inside its functions: that module imports ``parse``
-from here.
+pipeline module only inside its functions: ``TextPipeline.predict`` imports
+``parse`` from here.
 """
 
 import codecs

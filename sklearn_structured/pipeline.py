@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from . import registry
-# parse and its raw-text reader live in their own module; imported here, where they were
-from ._annotate import _tokenized, parse  # noqa: F401
 from .utils import check_sentences
 from .utils._base import FormatVersionMixin
 
@@ -336,6 +334,7 @@ class TextPipeline(FormatVersionMixin, BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "annotator_")
+        from ._annotate import parse
         from .tokenize._tokenizer import _texts
 
         return [parse(self, io.StringIO(text), input_format="text") for text in _texts(X)]

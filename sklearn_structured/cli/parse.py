@@ -44,7 +44,7 @@ def add_parser(subparsers, formatter):
 
 
 def run(args):
-    from ..pipeline import parse
+    from .._annotate import parse
 
     text_only = [flag for flag, given in (
         ("--presegmented", args.presegmented), ("--token-ranges", args.token_ranges),
