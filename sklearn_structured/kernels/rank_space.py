@@ -65,15 +65,27 @@ def _split_sum(left, right, lognorm, width, i, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _split_sums_of_width(left, right, lognorm, alpha, width):
-    """Rank vectors of every span of one width, in parallel over the batch."""
+def _each_span_of_width(width, left, right, lognorm, alpha, alpha_grad=None, left_grad=None,
+                        right_grad=None):
+    """The work on every span of one width, in parallel over the spans of the batch.
+
+    Inside (no adjoints given): the span's rank vector into ``alpha`` and its
+    log-normaliser into ``lognorm`` (:func:`_split_sum`). Outside: the adjoints
+    of the span's left / right vectors (:func:`_child_adjoints`). Either way
+    the spans of one width only read narrower (inside) or wider (outside)
+    spans, so they are independent.
+    """
     batch = left.shape[0]
     n = left.shape[2]
     n_spans = n - width + 1
     for task in prange(batch * n_spans):
         s = task // n_spans
         i = task % n_spans
-        lognorm[s, width, i] = _split_sum(left[s], right[s], lognorm[s], width, i, alpha[s, width, i])
+        if alpha_grad is None:
+            lognorm[s, width, i] = _split_sum(left[s], right[s], lognorm[s], width, i, alpha[s, width, i])
+        else:
+            _child_adjoints(alpha_grad[s], left[s], right[s], lognorm[s], left_grad[s, width, i],
+                            right_grad[s, width, i], width, i)
 
 
 @njit(cache=True, nogil=True)
@@ -154,7 +166,7 @@ def rank_space_recursion(left, right, lognorm, ML, MR, root_rank):
     alpha = np.zeros((batch, n + 1, n, r), left.dtype)
     both = np.ascontiguousarray(np.concatenate((ML, MR), axis=1))
     for width in range(2, n + 1):
-        _split_sums_of_width(left, right, lognorm, alpha, width)
+        _each_span_of_width(width, left, right, lognorm, alpha)
         if width < n:
             n_spans = n - width + 1
             products = np.dot(_gather_width(alpha, width, n_spans), both)
@@ -197,41 +209,30 @@ def _add_parent_adjoint(adjoint, log_weight, parent_adjoint, sibling, weight_cel
         adjoint[q] += weight * parent_adjoint[q] * sibling[q]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width):
-    """Adjoints of the left / right vectors of every span of one width.
-
-    Gathers from all wider parents (their adjoints are complete), so spans of
-    one width are independent and run in parallel.
-    """
-    batch = left.shape[0]
-    n = left.shape[2]
-    n_spans = n - width + 1
-    for task in prange(batch * n_spans):
-        s = task // n_spans
-        i = task % n_spans
-        j = i + width
-        gl = left_grad[s, width, i]
-        gr = right_grad[s, width, i]
-        gl[:] = 0.0
-        gr[:] = 0.0
-        own = lognorm[s, width, i]
-        if own == -np.inf:
-            continue
-        weight_cell = np.empty(1, gl.dtype)
-        # (i, j) as the left child of (i, end): sibling (j, end)
-        for end in range(j + 1, n + 1):
-            parent = lognorm[s, end - i, i]
-            if parent != -np.inf:
-                _add_parent_adjoint(gl, own + lognorm[s, end - j, j] - parent,
-                                    alpha_grad[s, end - i, i], right[s, end - j, j], weight_cell)
-        # (i, j) as the right child of (start, j): sibling (start, i)
-        for start in range(i):
-            parent = lognorm[s, j - start, start]
-            if parent != -np.inf:
-                _add_parent_adjoint(gr, own + lognorm[s, i - start, start] - parent,
-                                    alpha_grad[s, j - start, start], left[s, i - start, start],
-                                    weight_cell)
+@njit(cache=True, nogil=True)
+def _child_adjoints(alpha_grad, left, right, lognorm, gl, gr, width, i):
+    """Adjoints ``gl`` / ``gr`` of the left / right vectors of span (i, i + width)
+    of one sentence, gathered from all wider parents (their adjoints are complete)."""
+    n = left.shape[1]
+    j = i + width
+    gl[:] = 0.0
+    gr[:] = 0.0
+    own = lognorm[width, i]
+    if own == -np.inf:
+        return
+    weight_cell = np.empty(1, gl.dtype)
+    # (i, j) as the left child of (i, end): sibling (j, end)
+    for end in range(j + 1, n + 1):
+        parent = lognorm[end - i, i]
+        if parent != -np.inf:
+            _add_parent_adjoint(gl, own + lognorm[end - j, j] - parent,
+                                alpha_grad[end - i, i], right[end - j, j], weight_cell)
+    # (i, j) as the right child of (start, j): sibling (start, i)
+    for start in range(i):
+        parent = lognorm[j - start, start]
+        if parent != -np.inf:
+            _add_parent_adjoint(gr, own + lognorm[i - start, start] - parent,
+                                alpha_grad[j - start, start], left[i - start, start], weight_cell)
 
 
 @njit(cache=True, nogil=True)
@@ -269,7 +270,7 @@ def rank_space_outside(leaf, VP, WP, ML, MR, root_rank, alpha, left, right, logn
 
     for width in range(n - 1, 0, -1):
         n_spans = n - width + 1
-        _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width)
+        _each_span_of_width(width, left, right, lognorm, alpha, alpha_grad, left_grad, right_grad)
         if width == 1:
             break
         child_grads = np.empty((batch * n_spans, 2 * r), dtype)
@@ -315,7 +316,7 @@ def td_pcfg_recursion(left, right, lognorm, U, VN, WN, root):
     children = np.ascontiguousarray(np.concatenate((VN, WN), axis=1))
     log_z = np.empty(batch)
     for width in range(2, n + 1):
-        _split_sums_of_width(left, right, lognorm, alpha, width)
+        _each_span_of_width(width, left, right, lognorm, alpha)
         n_spans = n - width + 1
         beta = np.dot(_gather_width(alpha, width, n_spans), U_t)  # (spans, NT)
         if width < n:
