@@ -14,17 +14,6 @@ def xavier_normal(rng, fan_in, fan_out):
     return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
 
 
-def softmax(logits, axis):
-    shifted = logits - logits.max(axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def softmax_backward(probs, grad, axis):
-    """Gradient w.r.t. the logits of ``softmax(logits, axis)`` given the gradient w.r.t. ``probs``."""
-    return probs * (grad - (probs * grad).sum(axis=axis, keepdims=True))
-
-
 def add_linear(params, rng, name, fan_in, fan_out):
     params[f"{name}.weight"] = xavier_normal(rng, fan_in, fan_out)
     params[f"{name}.bias"] = np.zeros(fan_out)

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.cky import cky_max_span_sum
-from ..kernels.rank_space import rank_space_inside, rank_space_outside
+from ..kernels.rank_space import add_rows, rank_space_inside, rank_space_outside
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
 from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
@@ -27,17 +27,21 @@ def pcfg_kernel_inputs(factors, n_nonterminals, words, dtype):
 
 def pcfg_factor_gradients(factors, n_nonterminals, words, kernel_grads):
     """Chain the kernel's gradients (w.r.t. its inputs) back to root, U, V, W, emission."""
-    leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = (np.asarray(g, np.float64) for g in kernel_grads)
+    leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = kernel_grads
     U, V, W, root = factors["U"], factors["V"], factors["W"], factors["root"]
     nt = n_nonterminals
-    emission_grad = np.zeros_like(factors["emission"])
-    np.add.at(emission_grad.T, words.ravel(), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    # scatter-add by word into a (vocabulary, PT) array: rows are contiguous that way
+    emission_grad_t = np.zeros(factors["emission"].shape[::-1], leaf_grad.dtype)
+    add_rows(emission_grad_t, words.reshape(-1), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    U_grad = V[:nt] @ ML_grad.T
+    U_grad += W[:nt] @ MR_grad.T
+    U_grad += np.outer(root, root_rank_grad)
     return {
         "root": U @ root_rank_grad,
-        "U": V[:nt] @ ML_grad.T + W[:nt] @ MR_grad.T + np.outer(root, root_rank_grad),
+        "U": U_grad,
         "V": np.concatenate([U @ ML_grad, VP_grad]),
         "W": np.concatenate([U @ MR_grad, WP_grad]),
-        "emission": emission_grad,
+        "emission": np.ascontiguousarray(emission_grad_t.T),
     }
 
 
