@@ -102,8 +102,9 @@ class _AdamEpochs(EpochTrainer):
     Every step minimises the mean negative log-likelihood of its batch's
     sentences. With ``lr_decay``, the learning rate is multiplied by it after
     every ``lr_patience`` epochs without a better validation score (counted over
-    the whole ``history_``, so warm-started calls continue the count). An epoch whose log-likelihood becomes non-finite puts back the parameters
-    and optimiser state of the last finite epoch, warns and ends training.
+    the whole ``history_``, so warm-started calls continue the count). An epoch
+    whose log-likelihood becomes non-finite puts back the parameters and
+    optimiser state of the last finite epoch, warns and ends training.
     The loss is the negative log-likelihood per token; the validation score
     the log-likelihood per token of the validation sentences.
     """
