@@ -345,6 +345,30 @@ def earlier_rows(section):
     return [line for line in match.group(1).splitlines() if line.startswith("|")]
 
 
+def link_best(checkpoint, best_path):
+    """Make ``best_path`` a hard link to ``checkpoint`` (the best epoch so far), atomically."""
+    link = best_path.with_suffix(".tmp")
+    if link.exists():
+        link.unlink()
+    os.link(checkpoint, link)
+    os.replace(link, best_path)
+
+
+def stop_reason(state, args):
+    """Why training of a size stops before another epoch, or None."""
+    history = getattr(state["model"], "history_", [])
+    if not history:
+        return None
+    scores = [h["validation_score"] for h in history]
+    if len(history) - 1 - int(np.argmax(scores)) >= args.patience:
+        return f"no better validation likelihood in {args.patience} epochs"
+    if len(history) >= args.max_epochs:
+        return f"{args.max_epochs} epochs"
+    if state["minutes"] * (len(history) + 1) / len(history) > args.budget:
+        return f"the next epoch would pass the {args.budget:g}-minute budget"
+    return None
+
+
 def converge_size(name, make_model, train, valid, args, log):
     """Train one size to its best validation likelihood within ``args.budget`` minutes,
     one epoch per ``fit`` call, checkpointed after every epoch; returns the run's state
@@ -355,19 +379,17 @@ def converge_size(name, make_model, train, valid, args, log):
     if checkpoint.exists():
         state = load(checkpoint)
         log(f"{name}: resumed after epoch {state['model'].n_iter_}, {state['minutes']:.1f} min so far")
+        scores = [h["validation_score"] for h in state["model"].history_]
+        # a kill between saving a best epoch's checkpoint and linking it left best.pkl behind
+        if int(np.argmax(scores)) == len(scores) - 1 and (
+                not best_path.exists() or load(best_path)["model"].n_iter_ != len(scores)):
+            link_best(checkpoint, best_path)
     else:
         state = {"model": make_model(), "minutes": 0.0, "stop": None}
     model = state["model"]
-    while state["stop"] is None:
-        history = getattr(model, "history_", [])
-        scores = [h["validation_score"] for h in history]
-        per_epoch = state["minutes"] / len(history) if history else 0.0
-        if history and len(history) - 1 - int(np.argmax(scores)) >= args.patience:
-            state["stop"] = f"no better validation likelihood in {args.patience} epochs"
-        elif len(history) >= args.max_epochs:
-            state["stop"] = f"{args.max_epochs} epochs"
-        elif state["minutes"] + per_epoch > args.budget:
-            state["stop"] = f"the next epoch would pass the {args.budget:g}-minute budget"
+    while True:
+        # decided afresh in every sitting, so a rerun with a larger --budget continues
+        state["stop"] = stop_reason(state, args)
         if state["stop"] is not None:
             atomic_dump(state, checkpoint)
             break
@@ -378,12 +400,7 @@ def converge_size(name, make_model, train, valid, args, log):
         improved = h["validation_score"] >= max(x["validation_score"] for x in model.history_)
         atomic_dump(state, checkpoint)
         if improved:
-            # the checkpoint is the best so far: link it, then swap the link in atomically
-            link = folder / "best.tmp"
-            if link.exists():
-                link.unlink()
-            os.link(checkpoint, link)
-            os.replace(link, best_path)
+            link_best(checkpoint, best_path)
         log(f"{name}: epoch {h['epoch']}, {h['seconds']:.0f} s, loss {h['loss']:.4f}, validation PPL "
             f"{np.exp(-h['validation_score']):.1f}, lr {h['learning_rate']:.2g}, "
             f"{state['minutes']:.1f} of {args.budget:g} min" + (", best so far" if improved else ""))
@@ -423,7 +440,7 @@ def run_converge(args):
             name = f"pcfg-nt{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}"
             make = lambda: RankSpacePCFG(n_nonterminals=size, n_preterminals=2 * size, **common)  # noqa: E731
         state, best = converge_size(name, make, train, valid, args, log)
-        if "figures" not in state:
+        if state.get("figures", {}).get("epochs") != len(state["model"].history_):
             history = best.history_
             figures = {"epochs": len(state["model"].history_), "best_epoch": len(history),
                        "minutes": state["minutes"], "stop": state["stop"],
