@@ -359,6 +359,8 @@ def stop_reason(state, args):
     history = getattr(state["model"], "history_", [])
     if not history:
         return None
+    if state["stop"] == "diverged":
+        return state["stop"]
     scores = [h["validation_score"] for h in history]
     if len(history) - 1 - int(np.argmax(scores)) >= args.patience:
         return f"no better validation likelihood in {args.patience} epochs"
@@ -394,8 +396,14 @@ def converge_size(name, make_model, train, valid, args, log):
             atomic_dump(state, checkpoint)
             break
         tic = time.perf_counter()
+        n_before = len(getattr(model, "history_", []))
         model.fit(train, X_val=valid)
         state["minutes"] += (time.perf_counter() - tic) / 60
+        if len(model.history_) == n_before:
+            # the epoch diverged and fit put back the last finite parameters (it warned)
+            state["stop"] = "diverged"
+            atomic_dump(state, checkpoint)
+            break
         h = model.history_[-1]
         improved = h["validation_score"] >= max(x["validation_score"] for x in model.history_)
         atomic_dump(state, checkpoint)
