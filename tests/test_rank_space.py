@@ -237,3 +237,14 @@ def test_a_pickled_warm_start_resumes_exactly(make):
     for key in model.params_:
         np.testing.assert_array_equal(model.params_[key], resumed.params_[key])
     assert [h["loss"] for h in model.history_] == [h["loss"] for h in resumed.history_]
+
+
+def test_n_jobs_limits_the_blas_threads_too():
+    """The O(m r^2) products are BLAS calls; n_jobs must bound their threads as well."""
+    from threadpoolctl import threadpool_info
+
+    from sklearn_structured.rank_space._base import numba_threads
+
+    with numba_threads(1):
+        blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    assert blas and all(n == 1 for n in blas)
