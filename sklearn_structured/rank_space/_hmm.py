@@ -15,10 +15,10 @@ END = "<eos>"
 
 
 def time_major_batch(sentences):
-    """``(words, lengths)`` for :func:`hmm_rank_forward`: the word ids ``(T, b)``,
-    time first, of the sentences sorted by decreasing length (padded with id 0),
-    and their lengths. Returns also the order, ``order[k]`` being the position in
-    ``sentences`` of column ``k``."""
+    """``(words, lengths, order)`` for :func:`hmm_rank_forward`: the word ids
+    ``(T, b)``, time first, of the sentences sorted by decreasing length (padded
+    with id 0), their lengths, and ``order[k]``, the position in ``sentences``
+    of column ``k``."""
     lengths = np.array([len(s) for s in sentences])
     order = np.argsort(-lengths, kind="stable")
     words = np.zeros((lengths.max(), len(sentences)), np.int64)
@@ -28,7 +28,8 @@ def time_major_batch(sentences):
 
 
 def hmm_kernel_inputs(factors, dtype):
-    """``pi^T U`` and ``K = V^T U``: the only O(m r^2) work, once per batch."""
+    """``pi^T U`` and ``K = V^T U``, the O(m r^2) work of the forward pass: once per
+    training batch, once per scoring call."""
     U = factors["U"]
     return tuple(np.ascontiguousarray(a, dtype=dtype) for a in (factors["start"] @ U, factors["V"].T @ U))
 
