@@ -12,14 +12,31 @@ shape of the paper's Figure 6), each size on the same budget.
 fixed rank, and hmmlearn's CategoricalHMM (full state space, EM) as an outside
 reference when it is installed.
 
+``--converge`` with ``--part hmm`` or ``--part pcfg-sizes``: train each size
+to its best validation likelihood within ``--budget`` minutes (early stopping
+after ``--patience`` epochs without a better one, the learning rate halved
+after ``--lr-patience``), one epoch at a time, saving a checkpoint after every
+epoch (the estimator with its parameters, Adam state, learning rate and
+history, plus the minutes spent) under ``--state-dir``, outside the
+repository. Run the same command again to resume: finished sizes are
+skipped, an interrupted one continues from its last finished epoch (a
+killed process loses at most the epoch it was in, and its minutes are not
+counted). Each finished size is evaluated (the epoch with the best
+validation likelihood) and the table of all finished sizes is rewritten in
+RESULTS.md, the earlier section's rows beside it.
+
 Every run writes its section of RESULTS.md as soon as a model is done, so a
 run cut short still leaves its finished figures. Needs SKLEARN_STRUCTURED_DATA.
 """
 
 import argparse
+import json
 import os
+import pickle
 import re
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -303,9 +320,202 @@ def run_hmm(args):
     write()
 
 
+def atomic_dump(obj, path):
+    """Pickle ``obj`` to ``path`` so that a kill at any moment leaves the old file or the new one."""
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as out:
+        pickle.dump(obj, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def earlier_rows(section):
+    """The table rows of an earlier RESULTS.md section, to print beside the new ones."""
+    from _results import RESULTS
+
+    match = re.search(rf"<!-- BEGIN {section} -->(.*?)<!-- END {section} -->", RESULTS.read_text(), re.S)
+    if match is None:
+        return []
+    return [line for line in match.group(1).splitlines() if line.startswith("|")]
+
+
+def link_best(checkpoint, best_path):
+    """Make ``best_path`` a hard link to ``checkpoint`` (the best epoch so far), atomically."""
+    link = best_path.with_suffix(".tmp")
+    if link.exists():
+        link.unlink()
+    os.link(checkpoint, link)
+    os.replace(link, best_path)
+
+
+def stop_reason(state, args):
+    """Why training of a size stops before another epoch, or None."""
+    history = getattr(state["model"], "history_", [])
+    if not history:
+        return None
+    if state["stop"] == "diverged":
+        return state["stop"]
+    scores = [h["validation_score"] for h in history]
+    if len(history) - 1 - int(np.argmax(scores)) >= args.patience:
+        return f"no better validation likelihood in {args.patience} epochs"
+    if len(history) >= args.max_epochs:
+        return f"{args.max_epochs} epochs"
+    if state["minutes"] * (len(history) + 1) / len(history) > args.budget:
+        return f"the next epoch would pass the {args.budget:g}-minute budget"
+    return None
+
+
+def converge_size(name, make_model, train, valid, args, log):
+    """Train one size to its best validation likelihood within ``args.budget`` minutes,
+    one epoch per ``fit`` call, checkpointed after every epoch; returns the run's state
+    and the best model."""
+    folder = Path(args.state_dir) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    checkpoint, best_path = folder / "checkpoint.pkl", folder / "best.pkl"
+    if checkpoint.exists():
+        state = load(checkpoint)
+        log(f"{name}: resumed after epoch {state['model'].n_iter_}, {state['minutes']:.1f} min so far")
+        scores = [h["validation_score"] for h in state["model"].history_]
+        # a kill between saving a best epoch's checkpoint and linking it left best.pkl behind
+        if int(np.argmax(scores)) == len(scores) - 1 and (
+                not best_path.exists() or load(best_path)["model"].n_iter_ != len(scores)):
+            link_best(checkpoint, best_path)
+    else:
+        state = {"model": make_model(), "minutes": 0.0, "stop": None}
+    model = state["model"]
+    while True:
+        # decided afresh in every sitting, so a rerun with a larger --budget continues
+        state["stop"] = stop_reason(state, args)
+        if state["stop"] is not None:
+            atomic_dump(state, checkpoint)
+            break
+        tic = time.perf_counter()
+        n_before = len(getattr(model, "history_", []))
+        model.fit(train, X_val=valid)
+        state["minutes"] += (time.perf_counter() - tic) / 60
+        if len(model.history_) == n_before:
+            # the epoch diverged and fit put back the last finite parameters (it warned)
+            state["stop"] = "diverged"
+            atomic_dump(state, checkpoint)
+            break
+        h = model.history_[-1]
+        improved = h["validation_score"] >= max(x["validation_score"] for x in model.history_)
+        atomic_dump(state, checkpoint)
+        if improved:
+            link_best(checkpoint, best_path)
+        log(f"{name}: epoch {h['epoch']}, {h['seconds']:.0f} s, loss {h['loss']:.4f}, validation PPL "
+            f"{np.exp(-h['validation_score']):.1f}, lr {h['learning_rate']:.2g}, "
+            f"{state['minutes']:.1f} of {args.budget:g} min" + (", best so far" if improved else ""))
+    log(f"{name}: stopped ({state['stop']})")
+    return state, load(best_path)["model"]
+
+
+def run_converge(args):
+    state_dir = Path(args.state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log_file = open(state_dir / f"converge-{args.part}.log", "a")
+
+    def log(line):
+        line = time.strftime("%Y-%m-%d %H:%M:%S ") + line
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    log("command: " + " ".join(sys.argv))
+    if args.part == "hmm":
+        train, valid, test = load_ptb_lm("train")[: args.max_train], load_ptb_lm("valid"), load_ptb_lm("test")
+        sizes = args.states
+    else:
+        train, _, valid, eval_x, eval_spans = pcfg_data(args.max_train)
+        # test perplexity on the PTB LM test sentences the grammar generates (2 words or more)
+        test = [s for s in load_ptb_lm("test") if len(s) >= 2]
+        sizes = args.sizes
+    results = {}
+    for size in sizes:
+        common = dict(rank=args.rank, embedding_dim=args.dim, batch_tokens=args.batch_tokens,
+                      lr_decay=args.lr_decay, lr_patience=args.lr_patience, n_epochs=1,
+                      warm_start=True, random_state=0, verbose=1, n_jobs=1)
+        if args.part == "hmm":
+            name = f"hmm-m{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}-lr{args.hmm_lr:g}"
+            make = lambda: RankSpaceHMM(n_states=size, learning_rate=args.hmm_lr, **common)  # noqa: E731
+        else:
+            name = f"pcfg-nt{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}"
+            make = lambda: RankSpacePCFG(n_nonterminals=size, n_preterminals=2 * size, **common)  # noqa: E731
+        state, best = converge_size(name, make, train, valid, args, log)
+        if state.get("figures", {}).get("epochs") != len(state["model"].history_):
+            history = best.history_
+            figures = {"epochs": len(state["model"].history_), "best_epoch": len(history),
+                       "minutes": state["minutes"], "stop": state["stop"],
+                       "epoch_seconds": float(np.median([h["seconds"] for h in state["model"].history_])),
+                       "validation_ppl": float(np.exp(-history[-1]["validation_score"]))}
+            if args.part == "hmm":
+                figures["test_ppl"] = float(best.perplexity(test))
+            else:
+                s_f1, c_f1, _ = evaluate_pcfg(best, eval_x, eval_spans, valid)
+                figures.update(s_f1=s_f1, corpus_f1=c_f1,
+                               test_ppl=float(np.exp(-best.score_samples(test).sum()
+                                                     / sum(len(s) + 1 for s in test))))
+            state["figures"] = figures
+            atomic_dump(state, state_dir / name / "checkpoint.pkl")
+            log(f"{name}: {json.dumps(figures)}")
+        results[size] = state["figures"]
+        write_converge_section(args, results, len(train), len(valid), len(test))
+
+
+def write_converge_section(args, results, n_train, n_valid, n_test):
+    hmm = args.part == "hmm"
+    header = (["states"] if hmm else ["NT", "PT"]) + ["rank", "epochs (best)", "minutes", "s / epoch",
+                                                       "validation PPL", "test PPL"]
+    if not hmm:
+        header += ["S-F1", "corpus F1"]
+    rows = []
+    for size, f in results.items():
+        row = ([size] if hmm else [size, 2 * size]) + [
+            args.rank, f"{f['epochs']} ({f['best_epoch']})", f"{f['minutes']:.0f}", f"{f['epoch_seconds']:.0f}",
+            f"{f['validation_ppl']:.1f}", f"{f['test_ppl']:.1f}"]
+        if not hmm:
+            row += [f"{f['s_f1']:.1f}", f"{f['corpus_f1']:.1f}"]
+        rows.append(row)
+    earlier = "rank_space_hmm" if hmm else "rank_space_pcfg_sizes"
+    what = (f"RankSpaceHMM, PTB LM (Mikolov): {n_train} training sentences, selection on all "
+            f"{n_valid} validation sentences, test perplexity on all {n_test} test sentences "
+            "(tokens incl. <eos>)" if hmm else
+            f"RankSpacePCFG, {n_train} PTB LM training sentences of 2-40 words, selection on {n_valid} "
+            f"validation sentences, test perplexity on the {n_test} PTB LM test sentences of 2 words or more "
+            "(words + 1 per sentence), S-F1 / corpus F1 on the WSJ sample as in rank_space_pcfg")
+    body = (
+        f"{what}. Neural parameterisation (d {args.dim}), batches of up to {args.batch_tokens} tokens, "
+        f"Adam {args.hmm_lr if hmm else 2e-3:g}, learning rate x{args.lr_decay} after {args.lr_patience} "
+        f"epochs without a better validation likelihood, stopped after {args.patience} such epochs or "
+        f"when the next epoch would pass the {args.budget:g}-minute budget of a size; the epoch with the "
+        "best validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); "
+        "minutes are those of finished epochs, summed over sittings (the run is checkpointed every epoch "
+        "and resumed). Other work (the lead's parsing pipeline) ran on the machine throughout.\n\n"
+        + markdown_table(header, rows)
+        + f"\n\nEarlier rows (section {earlier}, shorter training):\n\n"
+        + "\n".join(earlier_rows(earlier))
+    )
+    write_section(f"{earlier}_converge", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: each size "
+                  "trained to its best validation likelihood (issue 37)", body)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["pcfg", "pcfg-sizes", "hmm"], required=True)
+    parser.add_argument("--converge", action="store_true")
+    parser.add_argument("--state-dir", default="/work/state/rank_space")
+    parser.add_argument("--budget", type=float, default=120, help="--converge: minutes per size")
+    parser.add_argument("--patience", type=int, default=5)
+    parser.add_argument("--max-epochs", type=int, default=50)
+    parser.add_argument("--batch-tokens", type=int, default=8192)
+    parser.add_argument("--lr-decay", type=float, default=0.5)
+    parser.add_argument("--lr-patience", type=int, default=2)
     parser.add_argument("--nt", type=int, default=30)
     parser.add_argument("--pt", type=int, default=60)
     parser.add_argument("--rank", type=int, default=100)
@@ -321,7 +531,12 @@ def main():
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
     args = parser.parse_args()
     data_home()
-    {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
+    if args.converge:
+        if args.part == "pcfg":
+            parser.error("--converge takes --part hmm or --part pcfg-sizes")
+        run_converge(args)
+    else:
+        {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
 
 
 if __name__ == "__main__":

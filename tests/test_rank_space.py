@@ -16,6 +16,7 @@ from sklearn_structured.rank_space import (
     right_branching_spans,
     spans_to_brackets,
 )
+from sklearn_structured.rank_space._base import token_batches
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
 
 
@@ -181,3 +182,69 @@ def test_baseline_trees_are_binary_bracketings(n):
                 assert b <= c or d <= a or (a <= c and d <= b) or (c <= a and b <= d)
     assert (1, n) in right_branching_spans(n) or n == 2
     assert (0, n - 1) in left_branching_spans(n) or n == 2
+
+
+def test_token_batches_cover_every_sentence_within_the_budget():
+    rng = np.random.RandomState(0)
+    lengths = rng.randint(1, 30, size=200)
+    for same_length in (False, True):
+        batches = token_batches(lengths, 50, np.random.RandomState(1), same_length=same_length)
+        assert sorted(np.concatenate(batches).tolist()) == list(range(200))
+        for batch in batches:
+            assert lengths[batch].sum() <= 50 or len(batch) == 1
+            if same_length:
+                assert len(set(lengths[batch].tolist())) == 1
+    # without a generator: in order of length, the same every call
+    again = token_batches(lengths, 50)
+    assert [b.tolist() for b in again] == [b.tolist() for b in token_batches(lengths, 50)]
+    assert np.all(np.diff(lengths[np.concatenate(again)]) >= 0)
+
+
+def test_learning_rate_decays_after_each_plateau():
+    """With lr_patience 2 the rate halves at the 2nd, 4th, ... epoch since the best
+    validation score, whatever the scores are; the rate is in history_."""
+    X = upos_sentences("train")[:40]
+    model = RankSpaceHMM(n_states=4, rank=2, embedding_dim=4, n_epochs=8, learning_rate=0.5,
+                         lr_decay=0.5, lr_patience=2, n_iter_no_change=None, random_state=0)
+    model.fit(X, X_val=X[::-1][:10])
+    scores = [h["validation_score"] for h in model.history_]
+    rates = [h["learning_rate"] for h in model.history_]
+    expected = [0.5]
+    for epoch in range(1, len(scores)):
+        stale = epoch - 1 - int(np.argmax(scores[:epoch]))
+        expected.append(expected[-1] * (0.5 if stale > 0 and stale % 2 == 0 else 1.0))
+    assert rates == pytest.approx(expected)
+    assert min(rates) < 0.5  # this run does reach a plateau
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RankSpaceHMM(n_states=5, rank=3, embedding_dim=4, batch_tokens=60, lr_decay=0.5),
+    lambda: RankSpacePCFG(n_nonterminals=3, n_preterminals=4, rank=3, embedding_dim=4, batch_tokens=30),
+])
+def test_a_pickled_warm_start_resumes_exactly(make):
+    """What bench_rank_space --converge relies on: one epoch per fit, the estimator
+    pickled between epochs, continues exactly as without the pickle."""
+    import pickle
+
+    X = upos_sentences("train")[:40]
+    model = make().set_params(n_epochs=1, warm_start=True, random_state=0)
+    model.fit(X, X_val=X[:8])
+    resumed = pickle.loads(pickle.dumps(model))
+    for _ in range(2):
+        model.fit(X, X_val=X[:8])
+        resumed.fit(X, X_val=X[:8])
+    assert model.params_["rank_projection"].dtype == np.float32
+    for key in model.params_:
+        np.testing.assert_array_equal(model.params_[key], resumed.params_[key])
+    assert [h["loss"] for h in model.history_] == [h["loss"] for h in resumed.history_]
+
+
+def test_n_jobs_limits_the_blas_threads_too():
+    """The O(m r^2) products are BLAS calls; n_jobs must bound their threads as well."""
+    from threadpoolctl import threadpool_info
+
+    from sklearn_structured.rank_space._base import numba_threads
+
+    with numba_threads(1):
+        blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    assert blas and all(n == 1 for n in blas)

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from sklearn_structured.kernels.rank_space import (
-    hmm_rank_backward,
     hmm_rank_forward,
     rank_space_inside,
     rank_space_outside,
 )
-from sklearn_structured.rank_space._hmm import hmm_kernel_inputs
+from sklearn_structured.rank_space import RankSpaceHMM
+from sklearn_structured.rank_space._hmm import hmm_kernel_inputs, time_major_batch
 from sklearn_structured.rank_space._nn import Adam
 from sklearn_structured.rank_space._parameterization import (
     hmm_backward,
@@ -77,27 +77,20 @@ def test_pcfg_gradient_end_to_end(kind):
 
 @pytest.mark.parametrize("kind", ["direct", "neural"])
 def test_hmm_gradient_end_to_end(kind):
+    """d sum(log p) / d parameters, for sentences of several lengths in one batch."""
     rng = np.random.default_rng(1)
     m, rank, n_words = 5, 3, 6
     params = away_from_kinks(init_hmm(kind, m, rank, n_words, 4, rng), rng)
-    words = rng.integers(0, n_words, size=(3, 6))
+    batch = time_major_batch([rng.integers(0, n_words, size=n) for n in (6, 2, 6, 4)])
+    words, lengths, _ = batch
 
     def loss():
         probs, _ = hmm_probabilities(kind, params)
-        return hmm_rank_forward(*hmm_kernel_inputs(probs, words, np.float64))[0].sum()
+        start_rank, K = hmm_kernel_inputs(probs, np.float64)
+        return hmm_rank_forward(start_rank, K, probs["W"][words], lengths)[0].sum()
 
     probs, cache = hmm_probabilities(kind, params)
-    start_rank, K, emit = hmm_kernel_inputs(probs, words, np.float64)
-    _, scaled, step_log = hmm_rank_forward(start_rank, K, emit)
-    g_start, g_K, g_emit = hmm_rank_backward(start_rank, K, emit, scaled, step_log)
-    W_grad = np.zeros_like(probs["W"])
-    np.add.at(W_grad, words.ravel(), g_emit.reshape(-1, rank))
-    prob_grads = {
-        "start": probs["U"] @ g_start,
-        "U": probs["V"] @ g_K + np.outer(probs["start"], g_start),
-        "V": probs["U"] @ g_K.T,
-        "W": W_grad,
-    }
+    _, prob_grads = RankSpaceHMM()._batch_gradients(probs, batch, 1.0)
     grads = hmm_backward(kind, params, probs, cache, prob_grads)
     assert set(grads) == set(params)
     sampled_finite_differences(loss, params, grads, rng)

@@ -13,6 +13,7 @@ from sklearn_structured.kernels.rank_space import (
     rank_space_outside,
     td_pcfg_inside,
 )
+from sklearn_structured.rank_space._hmm import time_major_batch
 
 
 def normalise(x, axis):
@@ -214,18 +215,25 @@ def random_hmm(rng, m, rank, n_words):
     return start, U, V, W
 
 
+def hmm_batch(W, sentences):
+    """Kernel inputs of sentences of any lengths: time-major emissions sorted by
+    decreasing length, the lengths, and the order."""
+    words, lengths, order = time_major_batch(sentences)
+    return np.ascontiguousarray(W[words]), lengths, order
+
+
 def test_hmm_rank_forward_matches_full_state_forward():
     rng = np.random.default_rng(5)
     m, rank, n_words = 7, 4, 6
     start, U, V, W = random_hmm(rng, m, rank, n_words)
-    words = rng.integers(0, n_words, size=(3, 30))
-    emit = np.ascontiguousarray(W[words])
-    log_p, _, _ = hmm_rank_forward(start @ U, V.T @ U, emit)
-    for s in range(3):
-        np.testing.assert_allclose(log_p[s], dense_hmm_forward(start, U, V, W, words[s]), atol=1e-10)
+    sentences = [rng.integers(0, n_words, size=n) for n in (30, 12, 30, 1, 7)]
+    emit, lengths, order = hmm_batch(W, sentences)
+    log_p = hmm_rank_forward(start @ U, V.T @ U, emit, lengths)[0]
+    for column, i in enumerate(order):
+        np.testing.assert_allclose(log_p[column], dense_hmm_forward(start, U, V, W, sentences[i]), atol=1e-10)
     # the model is a distribution over all sequences of a given length
-    all_pairs = np.array(list(itertools.product(range(n_words), repeat=2)))
-    total = np.exp(hmm_rank_forward(start @ U, V.T @ U, np.ascontiguousarray(W[all_pairs]))[0]).sum()
+    all_pairs = list(np.array(list(itertools.product(range(n_words), repeat=2))))
+    total = np.exp(hmm_rank_forward(start @ U, V.T @ U, *hmm_batch(W, all_pairs)[:2])[0]).sum()
     np.testing.assert_allclose(total, 1.0, atol=1e-12)
 
 
@@ -233,12 +241,13 @@ def test_hmm_backward_matches_finite_differences():
     rng = np.random.default_rng(6)
     m, rank, n_words = 5, 3, 4
     start, U, V, W = random_hmm(rng, m, rank, n_words)
-    words = rng.integers(0, n_words, size=(2, 6))
-    start_rank, K, emit = start @ U, V.T @ U, np.ascontiguousarray(W[words])
-    log_p, scaled, step_log = hmm_rank_forward(start_rank, K, emit)
-    grads = hmm_rank_backward(start_rank, K, emit, scaled, step_log)
+    sentences = [rng.integers(0, n_words, size=n) for n in (6, 2, 4)]
+    emit, lengths, _ = hmm_batch(W, sentences)
+    start_rank, K = start @ U, V.T @ U
+    _, scaled, predicted, step_log = hmm_rank_forward(start_rank, K, emit, lengths)
+    grads = hmm_rank_backward(K, emit, lengths, scaled, predicted, step_log)
     for x, analytic in zip((start_rank, K, emit), grads):
-        numeric = finite_difference(lambda: hmm_rank_forward(start_rank, K, emit)[0].sum(), x)
+        numeric = finite_difference(lambda: hmm_rank_forward(start_rank, K, emit, lengths)[0].sum(), x)
         np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-8)
 
 

@@ -65,15 +65,27 @@ def _split_sum(left, right, lognorm, width, i, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _split_sums_of_width(left, right, lognorm, alpha, width):
-    """Rank vectors of every span of one width, in parallel over the batch."""
+def _each_span_of_width(width, left, right, lognorm, alpha, alpha_grad=None, left_grad=None,
+                        right_grad=None):
+    """The work on every span of one width, in parallel over the spans of the batch.
+
+    Inside (no adjoints given): the span's rank vector into ``alpha`` and its
+    log-normaliser into ``lognorm`` (:func:`_split_sum`). Outside: the adjoints
+    of the span's left / right vectors (:func:`_child_adjoints`). Either way
+    the spans of one width only read narrower (inside) or wider (outside)
+    spans, so they are independent.
+    """
     batch = left.shape[0]
     n = left.shape[2]
     n_spans = n - width + 1
     for task in prange(batch * n_spans):
         s = task // n_spans
         i = task % n_spans
-        lognorm[s, width, i] = _split_sum(left[s], right[s], lognorm[s], width, i, alpha[s, width, i])
+        if alpha_grad is None:
+            lognorm[s, width, i] = _split_sum(left[s], right[s], lognorm[s], width, i, alpha[s, width, i])
+        else:
+            _child_adjoints(alpha_grad[s], left[s], right[s], lognorm[s], left_grad[s, width, i],
+                            right_grad[s, width, i], width, i)
 
 
 @njit(cache=True, nogil=True)
@@ -154,7 +166,7 @@ def rank_space_recursion(left, right, lognorm, ML, MR, root_rank):
     alpha = np.zeros((batch, n + 1, n, r), left.dtype)
     both = np.ascontiguousarray(np.concatenate((ML, MR), axis=1))
     for width in range(2, n + 1):
-        _split_sums_of_width(left, right, lognorm, alpha, width)
+        _each_span_of_width(width, left, right, lognorm, alpha)
         if width < n:
             n_spans = n - width + 1
             products = np.dot(_gather_width(alpha, width, n_spans), both)
@@ -197,41 +209,30 @@ def _add_parent_adjoint(adjoint, log_weight, parent_adjoint, sibling, weight_cel
         adjoint[q] += weight * parent_adjoint[q] * sibling[q]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width):
-    """Adjoints of the left / right vectors of every span of one width.
-
-    Gathers from all wider parents (their adjoints are complete), so spans of
-    one width are independent and run in parallel.
-    """
-    batch = left.shape[0]
-    n = left.shape[2]
-    n_spans = n - width + 1
-    for task in prange(batch * n_spans):
-        s = task // n_spans
-        i = task % n_spans
-        j = i + width
-        gl = left_grad[s, width, i]
-        gr = right_grad[s, width, i]
-        gl[:] = 0.0
-        gr[:] = 0.0
-        own = lognorm[s, width, i]
-        if own == -np.inf:
-            continue
-        weight_cell = np.empty(1, gl.dtype)
-        # (i, j) as the left child of (i, end): sibling (j, end)
-        for end in range(j + 1, n + 1):
-            parent = lognorm[s, end - i, i]
-            if parent != -np.inf:
-                _add_parent_adjoint(gl, own + lognorm[s, end - j, j] - parent,
-                                    alpha_grad[s, end - i, i], right[s, end - j, j], weight_cell)
-        # (i, j) as the right child of (start, j): sibling (start, i)
-        for start in range(i):
-            parent = lognorm[s, j - start, start]
-            if parent != -np.inf:
-                _add_parent_adjoint(gr, own + lognorm[s, i - start, start] - parent,
-                                    alpha_grad[s, j - start, start], left[s, i - start, start],
-                                    weight_cell)
+@njit(cache=True, nogil=True)
+def _child_adjoints(alpha_grad, left, right, lognorm, gl, gr, width, i):
+    """Adjoints ``gl`` / ``gr`` of the left / right vectors of span (i, i + width)
+    of one sentence, gathered from all wider parents (their adjoints are complete)."""
+    n = left.shape[1]
+    j = i + width
+    gl[:] = 0.0
+    gr[:] = 0.0
+    own = lognorm[width, i]
+    if own == -np.inf:
+        return
+    weight_cell = np.empty(1, gl.dtype)
+    # (i, j) as the left child of (i, end): sibling (j, end)
+    for end in range(j + 1, n + 1):
+        parent = lognorm[end - i, i]
+        if parent != -np.inf:
+            _add_parent_adjoint(gl, own + lognorm[end - j, j] - parent,
+                                alpha_grad[end - i, i], right[end - j, j], weight_cell)
+    # (i, j) as the right child of (start, j): sibling (start, i)
+    for start in range(i):
+        parent = lognorm[j - start, start]
+        if parent != -np.inf:
+            _add_parent_adjoint(gr, own + lognorm[i - start, start] - parent,
+                                alpha_grad[j - start, start], left[i - start, start], weight_cell)
 
 
 @njit(cache=True, nogil=True)
@@ -269,7 +270,7 @@ def rank_space_outside(leaf, VP, WP, ML, MR, root_rank, alpha, left, right, logn
 
     for width in range(n - 1, 0, -1):
         n_spans = n - width + 1
-        _child_adjoints_of_width(alpha_grad, left, right, lognorm, left_grad, right_grad, width)
+        _each_span_of_width(width, left, right, lognorm, alpha, alpha_grad, left_grad, right_grad)
         if width == 1:
             break
         child_grads = np.empty((batch * n_spans, 2 * r), dtype)
@@ -315,7 +316,7 @@ def td_pcfg_recursion(left, right, lognorm, U, VN, WN, root):
     children = np.ascontiguousarray(np.concatenate((VN, WN), axis=1))
     log_z = np.empty(batch)
     for width in range(2, n + 1):
-        _split_sums_of_width(left, right, lognorm, alpha, width)
+        _each_span_of_width(width, left, right, lognorm, alpha)
         n_spans = n - width + 1
         beta = np.dot(_gather_width(alpha, width, n_spans), U_t)  # (spans, NT)
         if width < n:
@@ -338,45 +339,64 @@ def td_pcfg_inside(leaf, VP, WP, U, VN, WN, root):
 
 
 @njit(cache=True, nogil=True)
-def hmm_rank_forward(start_rank, K, emit):
-    """Rank-space forward pass of a batch of equal-length sequences.
-
-    ``start_rank = pi^T U`` ``(r,)``, ``K = V^T U`` ``(r, r)``, ``emit``
-    ``(b, T, r)`` the rows ``W[x_t]``. Returns ``(log_p, scaled, step_log)``:
-    the log-probabilities ``(b,)``, the forward vectors normalised to sum one
-    ``(b, T, r)`` and the log normalisers ``(b, T)`` (their sum is ``log_p``).
-    """
-    batch, length, r = emit.shape
-    scaled = np.zeros((batch, length, r), emit.dtype)
-    step_log = np.zeros((batch, length))
-    log_p = np.zeros(batch)
-    current = np.empty((batch, r), emit.dtype)
-    for s in range(batch):
-        current[s] = start_rank
-    for t in range(length):
-        if t > 0:
-            current = np.dot(scaled[:, t - 1, :].copy(), K)
-        for s in range(batch):
-            row = current[s] * emit[s, t]
-            total = row.sum()
-            if total > 0.0:
-                scaled[s, t] = row / total
-                step_log[s, t] = np.log(total)
-            else:
-                step_log[s, t] = -np.inf
-            log_p[s] += step_log[s, t]
-    return log_p, scaled, step_log
+def _active(lengths, t, active):
+    """How many of the sequences (sorted by decreasing length) reach step ``t``,
+    counting down from ``active``, the count at an earlier step."""
+    while active > 0 and lengths[active - 1] <= t:
+        active -= 1
+    return active
 
 
 @njit(cache=True, nogil=True)
-def hmm_rank_backward(start_rank, K, emit, scaled, step_log):
+def hmm_rank_forward(start_rank, K, emit, lengths):
+    """Rank-space forward pass of a batch of sequences of any lengths.
+
+    ``start_rank = pi^T U`` ``(r,)``, ``K = V^T U`` ``(r, r)``, ``emit``
+    ``(T, b, r)`` the rows ``W[x_t]``, time first, for ``b`` sequences sorted
+    by decreasing ``lengths`` ``(b,)`` (rows past a sequence's end are not
+    read). At step t the sequences still running are a prefix of the batch,
+    so each step is one matrix product over them. Returns ``(log_p,
+    scaled, predicted, step_log)``: the log-probabilities ``(b,)``, the
+    forward vectors normalised to sum one ``(T, b, r)``, the vectors before
+    the emission ``(T, b, r)`` and the log normalisers ``(T, b)`` (their sum
+    over a sequence's steps is its ``log_p``).
+    """
+    length, batch, r = emit.shape
+    scaled = np.zeros((length, batch, r), emit.dtype)
+    predicted = np.zeros((length, batch, r), emit.dtype)
+    step_log = np.zeros((length, batch))
+    log_p = np.zeros(batch)
+    active = batch
+    for t in range(length):
+        active = _active(lengths, t, active)
+        if t == 0:
+            for s in range(active):
+                predicted[0, s] = start_rank
+        else:
+            predicted[t, :active] = np.dot(np.ascontiguousarray(scaled[t - 1, :active]), K)
+        for s in range(active):
+            row = predicted[t, s] * emit[t, s]
+            total = row.sum()
+            if total > 0.0:
+                scaled[t, s] = row / total
+                step_log[t, s] = np.log(total)
+            else:
+                step_log[t, s] = -np.inf
+            log_p[s] += step_log[t, s]
+    return log_p, scaled, predicted, step_log
+
+
+@njit(cache=True, nogil=True)
+def hmm_rank_backward(K, emit, lengths, scaled, predicted, step_log):
     """Gradients of ``sum_s log p(x_s)`` from :func:`hmm_rank_forward`'s output.
 
-    Returns ``(start_rank_grad (r,), K_grad (r, r), emit_grad (b, T, r))``.
+    Returns ``(start_rank_grad (r,), K_grad (r, r), emit_grad (T, b, r))``.
     ``beta`` below is the scaled backward vector: ``scaled[t] * beta[t]`` is the
-    posterior over the rank variable at step t.
+    posterior over the rank variable at step t; it is one at a sequence's last
+    step, and rows of sequences that have not started yet (going backwards)
+    keep that value.
     """
-    batch, length, r = emit.shape
+    length, batch, r = emit.shape
     dtype = emit.dtype
     K_grad = np.zeros((r, r), dtype)
     emit_grad = np.zeros_like(emit)
@@ -384,24 +404,19 @@ def hmm_rank_backward(start_rank, K, emit, scaled, step_log):
     beta = np.ones((batch, r), dtype)
     K_t = np.ascontiguousarray(K.T)
     for t in range(length - 1, -1, -1):
+        active = _active(lengths, t, batch)
         # d log p / d (pre-normalisation vector at t) = beta_t / c_t
-        weighted = np.empty((batch, r), dtype)
-        for s in range(batch):
-            weighted[s] = beta[s] * np.exp(-step_log[s, t])
+        through = np.empty((active, r), dtype)
+        for s in range(active):
+            weighted = beta[s] * np.exp(-step_log[t, s])
+            emit_grad[t, s] = predicted[t, s] * weighted
+            through[s] = weighted * emit[t, s]
         if t > 0:
-            previous = scaled[:, t - 1, :].copy()
-            predicted = np.dot(previous, K)
+            previous = np.ascontiguousarray(scaled[t - 1, :active])
+            K_grad += np.dot(previous.T, through)
+            beta[:active] = np.dot(through, K_t)
         else:
-            predicted = np.empty((batch, r), dtype)
-            for s in range(batch):
-                predicted[s] = start_rank
-        emit_grad[:, t, :] = predicted * weighted
-        through = weighted * emit[:, t, :]
-        if t > 0:
-            K_grad += np.dot(np.ascontiguousarray(previous.T), through)
-            beta = np.dot(through, K_t)
-        else:
-            for s in range(batch):
+            for s in range(active):
                 start_rank_grad += through[s]
     return start_rank_grad, K_grad, emit_grad
 
@@ -440,3 +455,91 @@ def hmm_state_viterbi(log_start, U, V, emit):
     for t in range(length - 1, 0, -1):
         states[t - 1] = back[t, states[t]]
     return states
+
+
+# ---- the training step's elementwise work, in place and in the arrays' own dtype ----
+# (numpy would allocate a temporary per operation; at 2^14 states these arrays
+# hold millions of entries and the temporaries cost more than the arithmetic)
+
+@njit(cache=True, nogil=True, parallel=True)
+def softmax_rows(x):
+    """Replace every row of the 2-D ``x`` by its softmax, in place."""
+    for i in prange(x.shape[0]):
+        row = x[i]
+        row -= row.max()
+        np.exp(row, row)
+        row /= row.sum()
+
+
+@njit(cache=True, nogil=True)
+def softmax_columns(x):
+    """Replace every column of the 2-D C-ordered ``x`` by its softmax, in place
+    (row by row, so that memory is read in order)."""
+    top = x[0].copy()
+    for i in range(1, x.shape[0]):
+        top = np.maximum(top, x[i])
+    total = np.zeros(x.shape[1], np.float64)
+    for i in range(x.shape[0]):
+        row = x[i]
+        row -= top
+        np.exp(row, row)
+        total += row
+    scale = (1.0 / total).astype(x.dtype)
+    for i in range(x.shape[0]):
+        x[i] *= scale
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def softmax_rows_backward(probs, grad):
+    """Turn ``grad`` (w.r.t. the row-softmax ``probs``) into the gradient w.r.t.
+    the logits, in place: ``p * (g - sum_row(p * g))``."""
+    for i in prange(probs.shape[0]):
+        p = probs[i]
+        g = grad[i]
+        g -= np.dot(p, g)
+        g *= p
+
+
+@njit(cache=True, nogil=True)
+def softmax_columns_backward(probs, grad):
+    """As :func:`softmax_rows_backward` for a column softmax."""
+    inner = np.zeros(probs.shape[1], np.float64)
+    for i in range(probs.shape[0]):
+        inner += probs[i] * grad[i]
+    inner_cast = inner.astype(probs.dtype)
+    for i in range(probs.shape[0]):
+        grad[i] -= inner_cast
+        grad[i] *= probs[i]
+
+
+@njit(cache=True, nogil=True)
+def sum_of_squares(x):
+    """Sum of the squared entries, accumulated in float64."""
+    flat = x.reshape(x.size)
+    total = 0.0
+    for i in range(flat.size):
+        total += float(flat[i]) * float(flat[i])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def adam_update(param, grad, first, second, scale, learning_rate, beta1, beta2, bias1, bias2, eps):
+    """One Adam step on one array, in place: the moments ``first`` and ``second``
+    take the gradient times ``scale`` (the clipping factor), ``bias1`` and
+    ``bias2`` are ``1 - beta^t``."""
+    p = param.reshape(param.size)
+    g = grad.reshape(grad.size)
+    m = first.reshape(first.size)
+    v = second.reshape(second.size)
+    for i in range(p.size):
+        gi = g[i] * scale
+        m[i] = beta1 * m[i] + (1.0 - beta1) * gi
+        v[i] = beta2 * v[i] + (1.0 - beta2) * gi * gi
+        p[i] -= learning_rate * (m[i] / bias1) / (np.sqrt(v[i] / bias2) + eps)
+
+
+@njit(cache=True, nogil=True)
+def add_rows(out, ids, rows):
+    """``out[ids[k]] += rows[k]`` for every k (a scatter-add of rows)."""
+    for k in range(ids.shape[0]):
+        out[ids[k]] += rows[k]

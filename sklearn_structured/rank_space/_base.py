@@ -1,8 +1,10 @@
-"""What RankSpacePCFG and RankSpaceHMM share: vocabulary, equal-length batches,
-the Adam epochs (run by the shared epoch loop, which keeps the epoch with the best
-validation likelihood and stops early), threads."""
+"""What RankSpacePCFG and RankSpaceHMM share: their common parameters, vocabulary,
+batches (by sentences or by tokens), the Adam epochs (run by the shared epoch
+loop, which keeps the epoch with the best validation likelihood and stops
+early) with a learning-rate decay on plateaus, threads."""
 
 import copy
+import inspect
 import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -13,6 +15,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from ..utils import (
     EARLY_STOPPING_CONSTRAINTS,
@@ -33,11 +36,14 @@ UNKNOWN = "<unk>"
 
 @contextmanager
 def numba_threads(n_jobs):
-    """Run the kernels' parallel loops on ``n_jobs`` threads (capped by NUMBA_NUM_THREADS)."""
+    """Run the kernels' parallel loops (capped by NUMBA_NUM_THREADS) and the BLAS
+    matrix products on ``n_jobs`` threads."""
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+    n_threads = thread_count(n_jobs)
+    numba.set_num_threads(max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS)))
     try:
-        yield
+        with threadpool_limits(limits=n_threads, user_api="blas"):
+            yield
     finally:
         numba.set_num_threads(previous)
 
@@ -66,12 +72,39 @@ def length_batches(lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+def token_batches(lengths, max_tokens, rng=None, same_length=False):
+    """Indices of sentences grouped into batches of at most ``max_tokens`` tokens
+    (a longer sentence makes a batch of its own).
+
+    Sentences are sorted by length (ties in an order drawn from ``rng``) so that a
+    batch holds sentences of near (with ``same_length``: equal) lengths, and the
+    batches come in an order drawn from ``rng`` (in order of length without one).
+    """
+    order = np.arange(len(lengths)) if rng is None else rng.permutation(len(lengths))
+    order = order[np.argsort(lengths[order], kind="stable")]
+    batches, current, tokens = [], [], 0
+    for i in order:
+        if current and (tokens + lengths[i] > max_tokens
+                        or (same_length and lengths[i] != lengths[current[0]])):
+            batches.append(np.array(current))
+            current, tokens = [], 0
+        current.append(i)
+        tokens += lengths[i]
+    if current:
+        batches.append(np.array(current))
+    return batches if rng is None else [batches[i] for i in rng.permutation(len(batches))]
+
+
 class _AdamEpochs(EpochTrainer):
-    """The Adam epochs of one ``fit`` call, on shuffled batches of equal-length sentences.
+    """The Adam epochs of one ``fit`` call, on shuffled batches (see ``batch_size``
+    and ``batch_tokens``).
 
     Every step minimises the mean negative log-likelihood of its batch's
-    sentences. An epoch whose log-likelihood becomes non-finite puts back the parameters
-    and optimiser state of the last finite epoch, warns and ends training.
+    sentences. With ``lr_decay``, the learning rate is multiplied by it after
+    every ``lr_patience`` epochs without a better validation score (counted over
+    the whole ``history_``, so warm-started calls continue the count). An epoch
+    whose log-likelihood becomes non-finite puts back the parameters and
+    optimiser state of the last finite epoch, warns and ends training.
     The loss is the negative log-likelihood per token; the validation score
     the log-likelihood per token of the validation sentences.
     """
@@ -90,15 +123,19 @@ class _AdamEpochs(EpochTrainer):
         model, params, optimizer = self.model, self.params, self.optimizer
         self.epoch += 1
         total_log_p = 0.0
-        for batch in length_batches(self.lengths, model.batch_size, self.rng):
-            words = np.stack([self.encoded[i] for i in batch])
+        if model.batch_tokens is None:
+            batches = length_batches(self.lengths, model.batch_size, self.rng)
+        else:
+            batches = token_batches(self.lengths, model.batch_tokens, self.rng,
+                                    same_length=model._same_length_batches)
+        for batch in batches:
             probs, cache = model._probabilities(params)
-            log_p, prob_grads = model._batch_gradients(probs, words)
+            # the loss is the mean negative log-likelihood of the batch's sentences
+            log_p, prob_grads = model._batch_gradients(
+                probs, model._make_batch([self.encoded[i] for i in batch]), -1.0 / len(batch))
             total_log_p += float(log_p.sum())
             if not np.isfinite(total_log_p):
                 break
-            # the loss is the mean negative log-likelihood of the batch's sentences
-            prob_grads = {k: -g / len(batch) for k, g in prob_grads.items()}
             optimizer.step(params, model._backward(params, probs, cache, prob_grads))
         if not np.isfinite(total_log_p):
             self.params, optimizer.state = self.last_finite, self.last_finite_state
@@ -113,12 +150,23 @@ class _AdamEpochs(EpochTrainer):
             return None
         self.last_finite = {k: v.copy() for k, v in params.items()}
         self.last_finite_state = copy.deepcopy(optimizer.state)
-        return EpochResult(f"epoch {self.epoch}", -(total_log_p / self.n_tokens))
+        return EpochResult(f"epoch {self.epoch}", -(total_log_p / self.n_tokens),
+                           (("learning rate", optimizer.learning_rate),))
 
     def validation_score(self, validation):
         """Mean log-likelihood per token of the encoded validation sentences."""
-        self.model._set_factors(self.model._probabilities(self.params)[0])
+        self.model._set_factors(self.params)
         return self.model._score_encoded(validation)
+
+    def epoch_done(self, record):
+        super().epoch_done(record)
+        decay, patience = self.model.lr_decay, self.model.lr_patience
+        scores = [h["validation_score"] for h in self.history]
+        if decay is None or scores[-1] is None:
+            return
+        stale = len(scores) - 1 - int(np.argmax([-np.inf if v is None else v for v in scores]))
+        if stale > 0 and stale % patience == 0:
+            self.optimizer.learning_rate *= decay
 
     def snapshot(self):
         return {k: v.copy() for k, v in self.params.items()}
@@ -139,7 +187,10 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         "parameterization": [StrOptions({"neural", "direct"})],
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_tokens": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "lr_decay": [Interval(Real, 0, 1, closed="neither"), None],
+        "lr_patience": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
         "min_frequency": [Interval(Integral, 1, None, closed="left")],
@@ -152,10 +203,43 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
     }
 
     _min_length: int  # shortest sentence (in encoded tokens) the model generates
+    _same_length_batches: bool  # whether a batch must hold sentences of one length
     _betas: tuple  # Adam's (beta1, beta2)
     _factor_axes: dict  # probability factors stored in ``factors_``: the axis each sums to one over
 
     _requires_y = False  # unsupervised: fit learns from raw sentences
+
+    def __init__(self, *, rank, parameterization, embedding_dim, max_length, batch_size,
+                 batch_tokens, learning_rate, lr_decay, lr_patience, n_epochs, max_vocabulary,
+                 min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start,
+                 random_state, verbose, n_jobs):
+        self.rank = rank
+        self.parameterization = parameterization
+        self.embedding_dim = embedding_dim
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
+        self.learning_rate = learning_rate
+        self.lr_decay = lr_decay
+        self.lr_patience = lr_patience
+        self.n_epochs = n_epochs
+        self.max_vocabulary = max_vocabulary
+        self.min_frequency = min_frequency
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.max_grad_norm = max_grad_norm
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    @staticmethod
+    def _shared(arguments):
+        """The arguments of a subclass's ``__init__`` (its ``locals()``) that this
+        ``__init__`` stores. Each subclass keeps its own explicit signature, which
+        is what scikit-learn's ``get_params`` reads."""
+        names = inspect.signature(RankSpaceModelMixin.__init__).parameters
+        return {name: arguments[name] for name in names if name != "self"}
 
     @abstractmethod
     def _max_encoded_length(self):
@@ -174,12 +258,25 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         """Gradients of the parameters from the gradients of the probability factors."""
 
     @abstractmethod
-    def _batch_gradients(self, probs, words):
-        """``(log_p, prob_grads)`` of a ``(batch, length)`` array of word ids."""
+    def _make_batch(self, sentences):
+        """The kernels' view of a list of encoded sentences (what :meth:`_batch_gradients` takes)."""
 
     @abstractmethod
-    def _batch_log_likelihoods(self, words):
-        """float64 log-likelihoods of a ``(batch, length)`` array, under ``factors_``."""
+    def _batch_gradients(self, probs, batch, weight):
+        """``(log_p, prob_grads)`` of a batch from :meth:`_make_batch`: the sentences'
+        log-likelihoods and ``weight`` times the gradients of their sum."""
+
+    @abstractmethod
+    def _scoring_inputs(self):
+        """What every scoring batch needs from ``factors_`` (computed once per call)."""
+
+    @abstractmethod
+    def _scoring_batches(self, lengths):
+        """Index arrays of the batches sentences of these lengths are scored in."""
+
+    @abstractmethod
+    def _batch_log_likelihoods(self, inputs, batch):
+        """float64 log-likelihoods of a batch from :meth:`_make_batch`, under ``factors_``."""
 
     # ---- encoding -------------------------------------------------------------------
     def _set_vocabulary(self, words):
@@ -246,7 +343,9 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
             optimizer.state = copy.deepcopy(self.optimizer_state_)
             first_epoch = self.n_iter_
         else:
-            params = self._init_params(len(self.vocabulary_), rng)
+            # training runs in float32: half the memory traffic, twice the BLAS speed
+            params = {k: v.astype(np.float32)
+                      for k, v in self._init_params(len(self.vocabulary_), rng).items()}
             self.history_ = []
             first_epoch = 0
         trainer = _AdamEpochs(self, encoded, params, optimizer, rng, first_epoch)
@@ -257,13 +356,16 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         self.params_ = trainer.params
         self.optimizer_state_ = optimizer.state
         self.n_iter_ = len(self.history_)
-        self._set_factors(self._probabilities(self.params_)[0])
+        self._set_factors(self.params_)
         return self
 
     def _count_tokens(self, encoded):
         return sum(len(s) for s in encoded)
 
-    def _set_factors(self, probs):
+    def _set_factors(self, params):
+        """The factors ``params`` give, computed in float64 so that they are normalised
+        to float64 precision for scoring."""
+        probs = self._probabilities({k: v.astype(np.float64) for k, v in params.items()})[0]
         self.factors_ = {name: np.ascontiguousarray(probs[name]) for name in self._factor_axes}
 
     # ---- the fitted probabilities ----------------------------------------------------
@@ -312,20 +414,15 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     # ---- scoring --------------------------------------------------------------------
     def _log_likelihoods(self, encoded):
-        """Per-sentence log-likelihoods, batched by length, in float64."""
+        """Per-sentence log-likelihoods in float64, the factors' precomputation done once."""
         out = np.empty(len(encoded))
         lengths = np.array([len(s) for s in encoded])
         with numba_threads(self.n_jobs):
-            for length in np.unique(lengths):
-                members = np.flatnonzero(lengths == length)
-                size = self._inference_batch_size(length)
-                for start in range(0, len(members), size):
-                    batch = members[start : start + size]
-                    out[batch] = self._batch_log_likelihoods(np.stack([encoded[i] for i in batch]))
+            inputs = self._scoring_inputs()
+            for batch in self._scoring_batches(lengths):
+                out[batch] = self._batch_log_likelihoods(
+                    inputs, self._make_batch([encoded[i] for i in batch]))
         return out
-
-    def _inference_batch_size(self, length):
-        return 64
 
     def _score_encoded(self, encoded):
         return float(self._log_likelihoods(encoded).sum() / self._count_tokens(encoded))

@@ -5,20 +5,33 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels.rank_space import hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
+from ..kernels.rank_space import add_rows, hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
 from ..metrics import perplexity
 from ..utils._compat import Interval
-from ._base import RankSpaceModelMixin, numba_threads
+from ._base import RankSpaceModelMixin, numba_threads, token_batches
 from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
 
 END = "<eos>"
 
 
-def hmm_kernel_inputs(factors, words, dtype):
-    """``pi^T U``, ``K = V^T U`` (the only O(m r^2) work) and the emission rows ``W[x]``."""
+def time_major_batch(sentences):
+    """``(words, lengths, order)`` for :func:`hmm_rank_forward`: the word ids
+    ``(T, b)``, time first, of the sentences sorted by decreasing length (padded
+    with id 0), their lengths, and ``order[k]``, the position in ``sentences``
+    of column ``k``."""
+    lengths = np.array([len(s) for s in sentences])
+    order = np.argsort(-lengths, kind="stable")
+    words = np.zeros((lengths.max(), len(sentences)), np.int64)
+    for column, i in enumerate(order):
+        words[: lengths[i], column] = sentences[i]
+    return words, lengths[order], order
+
+
+def hmm_kernel_inputs(factors, dtype):
+    """``pi^T U`` and ``K = V^T U``, the O(m r^2) work of the forward pass: once per
+    training batch, once per scoring call."""
     U = factors["U"]
-    arrays = (factors["start"] @ U, factors["V"].T @ U, factors["W"][words])
-    return tuple(np.ascontiguousarray(a, dtype=dtype) for a in arrays)
+    return tuple(np.ascontiguousarray(a, dtype=dtype) for a in (factors["start"] @ U, factors["V"].T @ U))
 
 
 class RankSpaceHMM(RankSpaceModelMixin):
@@ -46,9 +59,14 @@ class RankSpaceHMM(RankSpaceModelMixin):
         Training sentences longer than this many words are skipped.
     batch_size : int
         Sentences per gradient step; a batch holds sentences of one length.
+    batch_tokens : int or None
+        When given, batches are made by token count instead (``batch_size`` is
+        then not used): sentences of near lengths, ``<eos>`` tokens included,
+        up to this many tokens a batch. The per-batch work, O(m r^2) for the
+        parameterisation and ``V^T U``, is then paid once per that many tokens.
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
-    n_epochs, max_vocabulary, min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs
+    lr_decay, lr_patience, n_epochs, max_vocabulary, min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs
         As for :class:`RankSpacePCFG`.
 
     Attributes
@@ -70,6 +88,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
     }
 
     _min_length = 2  # one word and <eos>
+    _same_length_batches = False
     _betas = (0.9, 0.999)
     _factor_axes = HMM_AXES
 
@@ -81,7 +100,10 @@ class RankSpaceHMM(RankSpaceModelMixin):
         embedding_dim=256,
         max_length=None,
         batch_size=16,
+        batch_tokens=None,
         learning_rate=1e-3,
+        lr_decay=None,
+        lr_patience=2,
         n_epochs=10,
         max_vocabulary=10000,
         min_frequency=1,
@@ -94,22 +116,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         n_jobs=None,
     ):
         self.n_states = n_states
-        self.rank = rank
-        self.parameterization = parameterization
-        self.embedding_dim = embedding_dim
-        self.max_length = max_length
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.n_epochs = n_epochs
-        self.max_vocabulary = max_vocabulary
-        self.min_frequency = min_frequency
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.max_grad_norm = max_grad_norm
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
+        super().__init__(**self._shared(locals()))
 
     def _with_end(self, sentence):
         return list(sentence) + [END]
@@ -126,24 +133,40 @@ class RankSpaceHMM(RankSpaceModelMixin):
     def _backward(self, params, probs, cache, prob_grads):
         return hmm_backward(self.parameterization, params, probs, cache, prob_grads)
 
-    def _batch_gradients(self, probs, words):
-        start_rank, K, emit = hmm_kernel_inputs(probs, words, np.float32)
-        log_p, scaled, step_log = hmm_rank_forward(start_rank, K, emit)
-        start_rank_grad, K_grad, emit_grad = (
-            np.asarray(g, np.float64) for g in hmm_rank_backward(start_rank, K, emit, scaled, step_log)
-        )
-        U, V, start = probs["U"], probs["V"], probs["start"]
-        W_grad = np.zeros_like(probs["W"])
-        np.add.at(W_grad, words.ravel(), emit_grad.reshape(-1, emit_grad.shape[-1]))
-        return log_p, {
-            "start": U @ start_rank_grad,
-            "U": V @ K_grad + np.outer(start, start_rank_grad),
-            "V": U @ K_grad.T,
-            "W": W_grad,
-        }
+    def _make_batch(self, sentences):
+        return time_major_batch(sentences)
 
-    def _batch_log_likelihoods(self, words):
-        return hmm_rank_forward(*hmm_kernel_inputs(self.factors_, words, np.float64))[0]
+    def _batch_gradients(self, probs, batch, weight):
+        words, lengths, order = batch
+        U, V, W, start = probs["U"], probs["V"], probs["W"], probs["start"]
+        start_rank, K = hmm_kernel_inputs(probs, U.dtype)
+        emit = W[words]
+        log_p, scaled, predicted, step_log = hmm_rank_forward(start_rank, K, emit, lengths)
+        start_rank_grad, K_grad, emit_grad = hmm_rank_backward(K, emit, lengths, scaled, predicted, step_log)
+        # the weight goes on the small arrays, before the products with the m-row factors
+        start_rank_grad *= weight
+        K_grad *= weight
+        emit_grad *= weight
+        W_grad = np.zeros_like(W)
+        add_rows(W_grad, words.reshape(-1), emit_grad.reshape(-1, emit_grad.shape[-1]))
+        U_grad = V @ K_grad
+        U_grad += np.outer(start, start_rank_grad)
+        log_p_in_order = np.empty_like(log_p)
+        log_p_in_order[order] = log_p
+        return log_p_in_order, {"start": U @ start_rank_grad, "U": U_grad, "V": U @ K_grad.T, "W": W_grad}
+
+    def _scoring_inputs(self):
+        return (*hmm_kernel_inputs(self.factors_, np.float64), self.factors_["W"])
+
+    def _scoring_batches(self, lengths):
+        return token_batches(lengths, 4096)
+
+    def _batch_log_likelihoods(self, inputs, batch):
+        start_rank, K, W = inputs
+        words, lengths, order = batch
+        log_p = np.empty(len(lengths))
+        log_p[order] = hmm_rank_forward(start_rank, K, W[words], lengths)[0]
+        return log_p
 
     def perplexity(self, X):
         """Per-token perplexity, ``<eos>`` tokens included, each sentence an independent sequence."""

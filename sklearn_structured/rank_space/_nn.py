@@ -7,20 +7,11 @@ matching backward function adds into a gradient dict of the same keys.
 
 import numpy as np
 
+from ..kernels.rank_space import adam_update, sum_of_squares
+
 
 def xavier_normal(rng, fan_in, fan_out):
     return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
-
-
-def softmax(logits, axis):
-    shifted = logits - logits.max(axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def softmax_backward(probs, grad, axis):
-    """Gradient w.r.t. the logits of ``softmax(logits, axis)`` given the gradient w.r.t. ``probs``."""
-    return probs * (grad - (probs * grad).sum(axis=axis, keepdims=True))
 
 
 def add_linear(params, rng, name, fan_in, fan_out):
@@ -81,36 +72,41 @@ class Adam:
     """Adam (Kingma & Ba 2015) on a dict of arrays, with global gradient-norm clipping.
 
     Its moments are plain arrays in ``state`` so that a fitted model that keeps
-    them still pickles.
+    them still pickles. The learning rate lives in ``state`` too, so that a
+    decayed rate carries over to a warm-started or resumed run.
     """
 
     def __init__(self, learning_rate, betas, max_grad_norm, eps=1e-8):
-        self.learning_rate = learning_rate
+        self.initial_learning_rate = learning_rate
         self.betas = betas
         self.max_grad_norm = max_grad_norm
         self.eps = eps
-        self.state = {"step": 0, "m": {}, "v": {}}
+        self.state = {"step": 0, "m": {}, "v": {}, "learning_rate": learning_rate}
+
+    @property
+    def learning_rate(self):
+        # a state saved before the rate was kept there starts from the initial rate
+        return self.state.setdefault("learning_rate", self.initial_learning_rate)
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.state["learning_rate"] = value
 
     def step(self, params, grads):
         """Update ``params`` in place to *decrease* the loss whose gradient is ``grads``.
 
-        Returns the gradient norm before clipping.
+        Returns the gradient norm before clipping. The moments take the dtype
+        of the parameters.
         """
-        norm = np.sqrt(sum(float((g * g).sum()) for g in grads.values()))
+        norm = np.sqrt(sum(sum_of_squares(g) for g in grads.values()))
         scale = min(1.0, self.max_grad_norm / (norm + 1e-12))
         b1, b2 = self.betas
         state = self.state
         state["step"] += 1
         t = state["step"]
         for key, grad in grads.items():
-            grad = grad * scale
-            m = state["m"].setdefault(key, np.zeros_like(grad))
-            v = state["v"].setdefault(key, np.zeros_like(grad))
-            m *= b1
-            m += (1 - b1) * grad
-            v *= b2
-            v += (1 - b2) * grad * grad
-            m_hat = m / (1 - b1**t)
-            v_hat = v / (1 - b2**t)
-            params[key] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
+            m = state["m"].setdefault(key, np.zeros_like(params[key]))
+            v = state["v"].setdefault(key, np.zeros_like(params[key]))
+            adam_update(params[key], np.ascontiguousarray(grad, params[key].dtype), m, v, scale,
+                        self.learning_rate, b1, b2, 1 - b1**t, 1 - b2**t, self.eps)
         return norm

@@ -16,6 +16,12 @@ gradients w.r.t. the factors to gradients w.r.t. the parameters.
 
 import numpy as np
 
+from ..kernels.rank_space import (
+    softmax_columns,
+    softmax_columns_backward,
+    softmax_rows,
+    softmax_rows_backward,
+)
 from ._nn import (
     add_linear,
     add_mlp,
@@ -23,8 +29,6 @@ from ._nn import (
     mlp_backward,
     relu_linear,
     relu_linear_backward,
-    softmax,
-    softmax_backward,
     xavier_normal,
 )
 
@@ -35,6 +39,28 @@ PCFG_AXES = {"root": 0, "U": 1, "V": 0, "W": 0, "emission": 1}
 # HMM: start over states, U rows over the rank, V columns over the states,
 # W columns over the vocabulary (the word is emitted from the rank variable).
 HMM_AXES = {"start": 0, "U": 1, "V": 0, "W": 0}
+
+
+def _softmax_in_place(x, axis):
+    """Softmax of the (1-D or 2-D) ``x`` over ``axis``, in place."""
+    if x.ndim == 1:
+        softmax_rows(x.reshape(1, -1))
+    elif axis == 1:
+        softmax_rows(x)
+    else:
+        softmax_columns(x)
+    return x
+
+
+def _softmax_backward_in_place(probs, grad, axis):
+    """The gradient w.r.t. the logits, written over ``grad`` (w.r.t. the probabilities)."""
+    if probs.ndim == 1:
+        softmax_rows_backward(probs.reshape(1, -1), grad.reshape(1, -1))
+    elif axis == 1:
+        softmax_rows_backward(probs, grad)
+    else:
+        softmax_columns_backward(probs, grad)
+    return grad
 
 
 def init_pcfg(kind, n_nonterminals, n_preterminals, rank, n_words, dim, rng):
@@ -61,9 +87,9 @@ def init_pcfg(kind, n_nonterminals, n_preterminals, rank, n_words, dim, rng):
 
 
 def pcfg_probabilities(kind, params, n_nonterminals):
+    """The factors, each softmax taken in place on a fresh array of logits."""
     if kind == "direct":
-        probs = {name: softmax(params[name], axis) for name, axis in PCFG_AXES.items()}
-        return probs, None
+        return {name: _softmax_in_place(params[name].copy(), axis) for name, axis in PCFG_AXES.items()}, None
     emb = params["symbol_embedding"]
     root_logits, root_cache = mlp(params, "root_mlp", params["root_embedding"])
     term_logits, term_cache = mlp(params, "term_mlp", emb[n_nonterminals:])
@@ -73,11 +99,11 @@ def pcfg_probabilities(kind, params, n_nonterminals):
         "W": relu_linear(params, "right", emb),
     }
     probs = {
-        "root": softmax(root_logits[0], 0),
-        "emission": softmax(term_logits, 1),
+        "root": _softmax_in_place(np.ascontiguousarray(root_logits[0]), 0),
+        "emission": _softmax_in_place(term_logits, 1),
     }
     for name, h in hidden.items():
-        probs[name] = softmax(h @ params["rank_projection"], PCFG_AXES[name])
+        probs[name] = _softmax_in_place(h @ params["rank_projection"], PCFG_AXES[name])
     return probs, (root_cache, term_cache, hidden)
 
 
@@ -85,7 +111,9 @@ _ROLE_OF = {"U": "parent", "V": "left", "W": "right"}
 
 
 def pcfg_backward(kind, params, probs, cache, prob_grads, n_nonterminals):
-    logit_grads = {name: softmax_backward(probs[name], prob_grads[name], axis) for name, axis in PCFG_AXES.items()}
+    """Gradients of the parameters; ``prob_grads`` is overwritten (by the logits' gradients)."""
+    logit_grads = {name: _softmax_backward_in_place(probs[name], prob_grads[name], axis)
+                   for name, axis in PCFG_AXES.items()}
     if kind == "direct":
         return logit_grads
     grads = {key: np.zeros_like(value) for key, value in params.items()}
@@ -123,30 +151,37 @@ def init_hmm(kind, n_states, rank, n_words, dim, rng):
 
 
 def hmm_probabilities(kind, params):
+    """The factors, each softmax taken in place on a fresh array of logits (the
+    large (m, r) arrays are not copied again)."""
     if kind == "direct":
-        return {name: softmax(params[name], axis) for name, axis in HMM_AXES.items()}, None
+        return {name: _softmax_in_place(params[name].copy(), axis) for name, axis in HMM_AXES.items()}, None
     start_logits, start_cache = mlp(params, "start_mlp", params["start_embedding"])
     word_logits, word_cache = mlp(params, "word_mlp", params["word_embedding"])
     projection = params["rank_projection"]
-    probs = {
-        "start": softmax(start_logits[:, 0], 0),
-        "U": softmax(params["state_embedding"] @ projection, 1),
-        "V": softmax(params["next_state_embedding"] @ projection, 0),
-        "W": softmax(word_logits, 0),
+    logits = {
+        "start": np.ascontiguousarray(start_logits[:, 0]),
+        "U": params["state_embedding"] @ projection,
+        "V": params["next_state_embedding"] @ projection,
+        "W": word_logits,
     }
+    probs = {name: _softmax_in_place(logits[name], axis) for name, axis in HMM_AXES.items()}
     return probs, (start_cache, word_cache)
 
 
 def hmm_backward(kind, params, probs, cache, prob_grads):
-    logit_grads = {name: softmax_backward(probs[name], prob_grads[name], axis) for name, axis in HMM_AXES.items()}
+    """Gradients of the parameters; ``prob_grads`` is overwritten (by the logits' gradients)."""
+    logit_grads = {name: _softmax_backward_in_place(probs[name], prob_grads[name], axis)
+                   for name, axis in HMM_AXES.items()}
     if kind == "direct":
         return logit_grads
-    grads = {key: np.zeros_like(value) for key, value in params.items()}
+    # the MLPs add into their gradients; the embeddings' are written once
+    grads = {key: np.zeros_like(value) for key, value in params.items() if "_mlp." in key}
     start_cache, word_cache = cache
-    grads["start_embedding"] += mlp_backward(params, "start_mlp", start_cache, logit_grads["start"][:, None], grads)
-    grads["word_embedding"] += mlp_backward(params, "word_mlp", word_cache, logit_grads["W"], grads)
+    grads["start_embedding"] = mlp_backward(params, "start_mlp", start_cache, logit_grads["start"][:, None], grads)
+    grads["word_embedding"] = mlp_backward(params, "word_mlp", word_cache, logit_grads["W"], grads)
     projection = params["rank_projection"]
-    for name, emb in (("U", "state_embedding"), ("V", "next_state_embedding")):
-        grads["rank_projection"] += params[emb].T @ logit_grads[name]
-        grads[emb] += logit_grads[name] @ projection.T
+    grads["rank_projection"] = params["state_embedding"].T @ logit_grads["U"]
+    grads["rank_projection"] += params["next_state_embedding"].T @ logit_grads["V"]
+    grads["state_embedding"] = logit_grads["U"] @ projection.T
+    grads["next_state_embedding"] = logit_grads["V"] @ projection.T
     return grads

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.cky import cky_max_span_sum
-from ..kernels.rank_space import rank_space_inside, rank_space_outside
+from ..kernels.rank_space import add_rows, rank_space_inside, rank_space_outside
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
 from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
@@ -27,17 +27,21 @@ def pcfg_kernel_inputs(factors, n_nonterminals, words, dtype):
 
 def pcfg_factor_gradients(factors, n_nonterminals, words, kernel_grads):
     """Chain the kernel's gradients (w.r.t. its inputs) back to root, U, V, W, emission."""
-    leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = (np.asarray(g, np.float64) for g in kernel_grads)
+    leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = kernel_grads
     U, V, W, root = factors["U"], factors["V"], factors["W"], factors["root"]
     nt = n_nonterminals
-    emission_grad = np.zeros_like(factors["emission"])
-    np.add.at(emission_grad.T, words.ravel(), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    # scatter-add by word into a (vocabulary, PT) array: rows are contiguous that way
+    emission_grad_t = np.zeros(factors["emission"].shape[::-1], leaf_grad.dtype)
+    add_rows(emission_grad_t, words.reshape(-1), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    U_grad = V[:nt] @ ML_grad.T
+    U_grad += W[:nt] @ MR_grad.T
+    U_grad += np.outer(root, root_rank_grad)
     return {
         "root": U @ root_rank_grad,
-        "U": V[:nt] @ ML_grad.T + W[:nt] @ MR_grad.T + np.outer(root, root_rank_grad),
+        "U": U_grad,
         "V": np.concatenate([U @ ML_grad, VP_grad]),
         "W": np.concatenate([U @ MR_grad, WP_grad]),
-        "emission": emission_grad,
+        "emission": np.ascontiguousarray(emission_grad_t.T),
     }
 
 
@@ -116,8 +120,17 @@ class RankSpacePCFG(RankSpaceModelMixin):
         the grammar generates sentences of two or more words.
     batch_size : int
         Sentences per gradient step; a batch holds sentences of one length.
+    batch_tokens : int or None
+        When given, batches are made by token count instead (``batch_size`` is
+        then not used): sentences of one length, up to this many words a batch.
     learning_rate : float
         Adam step size (betas 0.75, 0.999 as in the reference).
+    lr_decay : float or None
+        With validation data: multiply the learning rate by this after every
+        ``lr_patience`` epochs without a better validation likelihood (the
+        reference HMM uses 0.5 after 2). The rate in use is in ``history_``.
+    lr_patience : int
+        See ``lr_decay``.
     n_epochs : int
         Passes over the training sentences.
     max_vocabulary, min_frequency : int
@@ -174,6 +187,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
     }
 
     _min_length = 2
+    _same_length_batches = True  # the inside kernel's charts take sentences of one length
     _betas = (0.75, 0.999)
     _factor_axes = PCFG_AXES
 
@@ -186,7 +200,10 @@ class RankSpacePCFG(RankSpaceModelMixin):
         embedding_dim=256,
         max_length=40,
         batch_size=16,
+        batch_tokens=None,
         learning_rate=2e-3,
+        lr_decay=None,
+        lr_patience=2,
         n_epochs=10,
         max_vocabulary=10000,
         min_frequency=1,
@@ -200,22 +217,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
     ):
         self.n_nonterminals = n_nonterminals
         self.n_preterminals = n_preterminals
-        self.rank = rank
-        self.parameterization = parameterization
-        self.embedding_dim = embedding_dim
-        self.max_length = max_length
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.n_epochs = n_epochs
-        self.max_vocabulary = max_vocabulary
-        self.min_frequency = min_frequency
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.max_grad_norm = max_grad_norm
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
+        super().__init__(**self._shared(locals()))
 
     # ---- model-specific pieces of the training loop ------------------------------------
     def _max_encoded_length(self):
@@ -238,19 +240,30 @@ class RankSpacePCFG(RankSpaceModelMixin):
     def _backward(self, params, probs, cache, prob_grads):
         return pcfg_backward(self.parameterization, params, probs, cache, prob_grads, self.n_nonterminals)
 
-    def _batch_gradients(self, probs, words):
-        # training runs the kernels in float32: half the memory traffic of float64
-        inputs = pcfg_kernel_inputs(probs, self.n_nonterminals, words, np.float32)
+    def _make_batch(self, sentences):
+        return np.stack(sentences)
+
+    def _batch_gradients(self, probs, words, weight):
+        inputs = pcfg_kernel_inputs(probs, self.n_nonterminals, words, probs["U"].dtype)
         log_z, *charts = rank_space_inside(*inputs)
-        kernel_grads = rank_space_outside(*inputs, *charts)[1:]
+        kernel_grads = [weight * g for g in rank_space_outside(*inputs, *charts)[1:]]
         return log_z, pcfg_factor_gradients(probs, self.n_nonterminals, words, kernel_grads)
 
-    def _inference_batch_size(self, length):
-        # keep each (batch, n + 1, n, rank) chart near 4 million entries however long the sentences
-        return int(max(1, min(64, 4_000_000 // (length * length * self.rank))))
+    def _scoring_inputs(self):
+        return self.factors_
 
-    def _batch_log_likelihoods(self, words):
-        return rank_space_inside(*pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64))[0]
+    def _scoring_batches(self, lengths):
+        """Sentences of one length, each (batch, n + 1, n, rank) chart near 4 million
+        entries however long the sentences."""
+        batches = []
+        for length in np.unique(lengths):
+            members = np.flatnonzero(lengths == length)
+            size = int(max(1, min(64, 4_000_000 // (length * length * self.rank))))
+            batches += [members[start : start + size] for start in range(0, len(members), size)]
+        return batches
+
+    def _batch_log_likelihoods(self, factors, words):
+        return rank_space_inside(*pcfg_kernel_inputs(factors, self.n_nonterminals, words, np.float64))[0]
 
     # ---- parsing ---------------------------------------------------------------------
     def predict_marginals(self, X):
@@ -263,18 +276,15 @@ class RankSpacePCFG(RankSpaceModelMixin):
         encoded = self._encode(sentence_forms(X))
         out = [np.zeros((len(s) + 1, len(s) + 1)) for s in encoded]
         lengths = np.array([len(s) for s in encoded])
+        parsed = np.flatnonzero(lengths >= 2)
         with numba_threads(self.n_jobs):
-            for length in np.unique(lengths[lengths >= 2]):
-                members = np.flatnonzero(lengths == length)
-                size = self._inference_batch_size(length)
-                for start in range(0, len(members), size):
-                    batch = members[start : start + size]
-                    words = np.stack([encoded[i] for i in batch])
-                    inputs = pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64)
-                    _, *charts = rank_space_inside(*inputs)
-                    marginals = rank_space_outside(*inputs, *charts)[0]
-                    for row, i in enumerate(batch):
-                        out[i] = marginals[row]
+            for batch in self._scoring_batches(lengths[parsed]):
+                words = self._make_batch([encoded[i] for i in parsed[batch]])
+                inputs = pcfg_kernel_inputs(self.factors_, self.n_nonterminals, words, np.float64)
+                _, *charts = rank_space_inside(*inputs)
+                marginals = rank_space_outside(*inputs, *charts)[0]
+                for row, i in enumerate(parsed[batch]):
+                    out[i] = marginals[row]
         return out
 
     def predict(self, X):
