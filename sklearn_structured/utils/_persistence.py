@@ -53,7 +53,9 @@ FORMAT = "sklearn-structured-model"
 # log_likelihoods_, objective_curve_, update_records_) and the shared perceptron state;
 # parameters renamed (use_pos -> pos, SpectralTreeScorer max_iter -> n_epochs and
 # estimator -> method), and the Tokenizer joins the format.
-FORMAT_VERSION = 8
+# 9: the rank-space models gain batch_tokens, lr_decay and lr_patience (an older
+# fitted one could not be refitted or cloned), and TextPipeline joins the format.
+FORMAT_VERSION = 9
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
