@@ -25,7 +25,7 @@ from ..utils import (
 )
 from ..utils._compat import Interval, _fit_context
 from . import _kernels, _sequence_kernels
-from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
+from ._alternating import DistroParameters, Problem, fit_label_model
 
 
 def _word_attributes(form):
@@ -128,7 +128,7 @@ def _fit_tag_dictionary(forms, y_ids, min_count):
     return np.array(keys, dtype=str), offsets, labels
 
 
-class DistroSequenceSVM(SentenceEstimator):
+class DistroSequenceSVM(DistroParameters, SentenceEstimator):
     """First-order sequence labeller: structural SVM with learned label vectors (DISTRO).
 
     Every tag ``l`` has a unit vector ``a_l`` in R^d (a column of ``A``). A
@@ -214,7 +214,7 @@ class DistroSequenceSVM(SentenceEstimator):
     """
 
     _parameter_constraints = {
-        **DISTRO_PARAMETER_CONSTRAINTS,
+        **DistroParameters._parameter_constraints,
         "features": [callable, None],
         "tag_dictionary": [Interval(Integral, 1, None, closed="left"), None],
     }
@@ -223,21 +223,11 @@ class DistroSequenceSVM(SentenceEstimator):
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
                  n_epochs=5, n_init=1, features=None, tag_dictionary=None, n_iter_no_change=None,
                  validation_fraction=None, random_state=None, verbose=0):
-        self.n_components = n_components
-        self.label_vectors = label_vectors
-        self.alpha = alpha
-        self.nuclear_penalty = nuclear_penalty
-        self.label_learning_rate = label_learning_rate
-        self.init = init
-        self.n_rounds = n_rounds
-        self.n_epochs = n_epochs
-        self.n_init = n_init
+        super().__init__(n_components, label_vectors, alpha, nuclear_penalty, label_learning_rate,
+                         init, n_rounds, n_epochs, n_init, n_iter_no_change, validation_fraction,
+                         random_state, verbose)
         self.features = features
         self.tag_dictionary = tag_dictionary
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _custom_strings(self, sentences):
         """The strings of ``features(sentence)``, one list per token."""
