@@ -9,13 +9,13 @@ from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_par
                       parse_params, read_document)
 
 
-def add_parser(subparsers, formatter):
-    p = subparsers.add_parser(
-        "train", formatter_class=formatter,
-        help="train a parser or tagger on a CoNLL-U file and save it",
-        description="Train a parser (HEAD and, when every word has one, DEPREL) or tagger (its "
-        "target column) and save it. The default 'safe' format loads without executing code; "
-        f"'joblib' is a pickle: {PICKLE_WARNING}.")
+HELP = "train a parser or tagger on a CoNLL-U file and save it"
+DESCRIPTION = ("Train a parser (HEAD and, when every word has one, DEPREL) or tagger (its target "
+               "column) and save it. The default 'safe' format loads without executing code; "
+               f"'joblib' is a pickle: {PICKLE_WARNING}.")
+
+
+def add_arguments(p):
     estimators = registry.names(registry.PARSER) + registry.names(registry.TAGGER)
     p.estimator_names = estimators
     p.add_argument("--estimator", choices=estimators + [registry.PIPELINE], default="lowrank",
@@ -36,7 +36,7 @@ def add_parser(subparsers, formatter):
     p.add_argument("--tagger-param", action="append", metavar="KEY=VALUE",
                    help="parameter of every tagger of a pipeline, repeatable")
     p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
-    p.set_defaults(func=run, interrupted="; model not written")
+    p.set_defaults(interrupted="; model not written")
 
 
 def _build(args):
