@@ -169,7 +169,7 @@ def label_transition_scores(A, T):
     return A.T @ (T @ A)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _exact_loss(rows, lo, hi, V, scale, A, transitions_v, Z, E, transitions, zeros, gold,
                 predicted):
     """Structured hinge loss of the sentence at lo..hi over every label, from the
@@ -183,7 +183,7 @@ def _exact_loss(rows, lo, hi, V, scale, A, transitions_v, Z, E, transitions, zer
     return _augmented_loss(E[:hi - lo], transitions, zeros, gold, predicted)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _move_label_transitions(transitions_v, gram, gold, predicted, wrong, step):
     """Follow T's step on the wrong transitions in A^T T A (``gram`` is A^T A)."""
     n_labels = transitions_v.shape[0]
@@ -276,7 +276,7 @@ def _transition_rows(A, T):
     return np.ascontiguousarray((T @ A).T)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _candidate_loss(rows, lo, hi, V, scale, candidates, label_rows, TAt, T, onehot, Z, emissions,
                     gold, predicted):
     """Structured hinge loss (Hamming cost) of the sentence at lo..hi over its tokens'
@@ -290,7 +290,7 @@ def _candidate_loss(rows, lo, hi, V, scale, candidates, label_rows, TAt, T, oneh
     return augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _move_transition_rows(TAt, gram, A, gold, predicted, wrong, step):
     """Follow T's step on the wrong transitions in TAt, the rows (T a_j)^T."""
     d, n_labels = A.shape
@@ -341,6 +341,9 @@ def candidate_decode(rows, V, offsets, y, candidates, A, T, onehot, max_length):
 
 # ---------------------------------------------------------------------------
 # the passes of the alternation, over every label or over candidates
+#
+# Their per-sentence helpers are inlined: called, they left the compiler less
+# to optimise, and the one-hot pass over candidates ran about 30% slower.
 
 
 @njit(cache=True, nogil=True)
@@ -406,7 +409,7 @@ def chain_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates,
     return total_loss
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _emission_gradient(grad, Z, gold, predicted, touched):
     """Add the emission part of the hinge loss's sub-gradient in A (``Z[t]`` is token
     t's d-vector) and mark the labels it moves."""
