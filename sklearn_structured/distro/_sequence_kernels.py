@@ -342,8 +342,9 @@ def candidate_decode(rows, V, offsets, y, candidates, A, T, onehot, max_length):
 # ---------------------------------------------------------------------------
 # the passes of the alternation, over every label or over candidates
 #
-# Their per-sentence helpers are inlined: called, they left the compiler less
-# to optimise, and the one-hot pass over candidates ran about 30% slower.
+# The helpers that score a sentence or move T's products are inlined (called,
+# they made the one-hot weight pass over candidates about 30% slower), but not
+# _emission_gradient: inlined, it made the candidate label pass ten times slower.
 
 
 @njit(cache=True, nogil=True)
@@ -409,7 +410,7 @@ def chain_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates,
     return total_loss
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _emission_gradient(grad, Z, gold, predicted, touched):
     """Add the emission part of the hinge loss's sub-gradient in A (``Z[t]`` is token
     t's d-vector) and mark the labels it moves."""
