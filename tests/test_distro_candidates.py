@@ -48,9 +48,10 @@ def test_weight_epoch_with_every_label_a_candidate_is_the_exact_epoch(onehot):
         exact.state[0] = scale
         for a, b in zip(exact, pruned):
             b[:] = a
-        loss = _sequence_kernels.sequence_weight_epoch(rows, offsets, y, order, A, exact, alpha, 2.0, 4)
-        loss_pruned = _sequence_kernels.candidate_weight_epoch(rows, offsets, y, every, order, A, onehot,
-                                                      pruned, alpha, 2.0, 4)
+        loss = _sequence_kernels.chain_weight_epoch(rows, offsets, y, _sequence_kernels.ALL_LABELS,
+                                                    order, A, onehot, exact, alpha, 2.0, 4)
+        loss_pruned = _sequence_kernels.chain_weight_epoch(rows, offsets, y, every, order, A, onehot,
+                                                           pruned, alpha, 2.0, 4)
         assert loss_pruned == pytest.approx(loss)
         for a, b in zip(exact, pruned):
             np.testing.assert_allclose(a, b, atol=1e-10)
@@ -65,9 +66,10 @@ def test_label_epoch_with_every_label_a_candidate_is_the_exact_epoch(nuclear_pen
     Z = np.ascontiguousarray(X @ V[:-1] + V[-1])
     order = np.array([1, 3, 0, 2], dtype=np.int64)
     exact, pruned = A.copy(), A.copy()
-    _sequence_kernels.sequence_label_epoch(Z, offsets, y, order, exact, T, 0.1, nuclear_penalty, 4)
-    _sequence_kernels.candidate_label_epoch(rows, V, offsets, y, every, order, pruned, T, 0.1,
-                                   nuclear_penalty, 4)
+    _sequence_kernels.chain_label_epoch(rows, V, Z, offsets, y, _sequence_kernels.ALL_LABELS, order,
+                                        exact, T, 0.1, nuclear_penalty, 4)
+    _sequence_kernels.chain_label_epoch(rows, V, np.zeros((0, A.shape[0])), offsets, y, every, order,
+                                        pruned, T, 0.1, nuclear_penalty, 4)
     assert not np.allclose(exact, A)
     np.testing.assert_allclose(pruned, exact, atol=1e-10)
 

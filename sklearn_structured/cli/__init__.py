@@ -1,7 +1,8 @@
 """The ``sklearn-structured`` command: evaluate, train, parse, demo.
 
-Each command is a module of this package that adds its argument parser and
-prints what a library function returns. Usage errors print one line and exit
+Each command is a module of this package, named after it, that gives its help
+(``HELP``, ``DESCRIPTION``) and arguments (``add_arguments``) and prints what a
+library function returns from ``run``. Usage errors print one line and exit
 with status 2 (argparse's convention); any other failure prints one line
 ``sklearn-structured: error: ...`` and exits with status 1, with the traceback
 only under ``--debug``; Ctrl-C exits with status 130.
@@ -31,8 +32,11 @@ def build_parser():
     debug = dict(action="store_true", help="show the full traceback of an error")
     ap.add_argument("--debug", **debug)
     sub = ap.add_subparsers(dest="command", required=True, parser_class=ParserWithParams)
-    for command in COMMANDS:
-        command.add_parser(sub, HelpFormatter)
+    for command in COMMANDS:  # the module of each command is named after it
+        parser = sub.add_parser(command.__name__.rpartition(".")[2], help=command.HELP,
+                                description=command.DESCRIPTION, formatter_class=HelpFormatter)
+        command.add_arguments(parser)
+        parser.set_defaults(func=command.run)
     for parser in sub.choices.values():
         # --debug after the command too; SUPPRESS keeps one given before it
         parser.add_argument("--debug", default=argparse.SUPPRESS, **debug)

@@ -7,18 +7,17 @@ from .. import registry
 from ._common import parse_params
 
 
-def add_parser(subparsers, formatter):
-    p = subparsers.add_parser(
-        "demo", formatter_class=formatter,
-        help="train a labelled parser on the embedded sample and show a parse, UAS and LAS",
-        description="Train a labelled parser on the embedded sample of UD English EWT, print "
-        "one held-out sentence as it parses it (CoNLL-U) and its held-out UAS and LAS.")
+HELP = "train a labelled parser on the embedded sample and show a parse, UAS and LAS"
+DESCRIPTION = ("Train a labelled parser on the embedded sample of UD English EWT, print one "
+               "held-out sentence as it parses it (CoNLL-U) and its held-out UAS and LAS.")
+
+
+def add_arguments(p):
     p.estimator_names = registry.names(registry.PARSER)
     p.add_argument("--estimator", choices=registry.names(registry.PARSER), default="lowrank",
                    help="which parser")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="estimator parameter, repeatable (keys listed below)")
-    p.set_defaults(func=run)
 
 
 def run(args):

@@ -7,19 +7,19 @@ from ._common import read_document
 _TAG_NAMES = {"upos": "UPOS", "xpos": "XPOS", "feats": "UFeats", "lemma": "Lemma"}
 
 
-def add_parser(subparsers, formatter):
-    p = subparsers.add_parser(
-        "evaluate", formatter_class=formatter,
-        help="tag accuracies, UAS / LAS and complete match of PRED against GOLD",
-        description="Score a predicted CoNLL-U file against the gold one: with the same "
-        "sentences and words, the accuracy of each tag column PRED fills and the attachment "
-        "scores when PRED has heads; then, or alone when PRED is tokenised otherwise (from raw "
-        "text), the CoNLL 2018 shared task's figures on words aligned by their characters.")
+HELP = "tag accuracies, UAS / LAS and complete match of PRED against GOLD"
+DESCRIPTION = (
+    "Score a predicted CoNLL-U file against the gold one: with the same sentences and words, "
+    "the accuracy of each tag column PRED fills and the attachment scores when PRED has heads; "
+    "then, or alone when PRED is tokenised otherwise (from raw text), the CoNLL 2018 shared "
+    "task's figures on words aligned by their characters.")
+
+
+def add_arguments(p):
     p.add_argument("gold", help="gold CoNLL-U file ('-' for standard input)")
     p.add_argument("pred", help="predicted CoNLL-U file")
     p.add_argument("--punct", choices=("exclude", "include"), default="exclude",
                    help="score words whose gold UPOS is PUNCT or not")
-    p.set_defaults(func=run)
 
 
 # the CoNLL 2018 figures, a line each: segmentation, tags, trees

@@ -8,20 +8,21 @@ from .._annotate import MAX_SENTENCE_LENGTH
 from ._common import PICKLE_WARNING, CommandError, check_output_path, input_source, load_model
 
 
-def add_parser(subparsers, formatter):
-    p = subparsers.add_parser(
-        "parse", formatter_class=formatter,
-        help="apply a saved pipeline, parser (HEAD, DEPREL) or tagger (its tag column) to a "
-        "CoNLL-U file, or a text pipeline to raw text",
-        description="Apply a saved model to a CoNLL-U file, or a text pipeline to raw text, and "
-        "write CoNLL-U with the predicted columns filled in. A parser writes HEAD and DEPREL "
-        "(its labels if it was trained on them, '_' otherwise) and '_' in DEPS; it never copies "
-        "them from the input. A pipeline also writes the tag columns of its taggers and needs "
-        "only the word forms; a parser alone refuses input without the tags it reads. With "
-        "--input-format text, a pipeline trained with a tokeniser splits UTF-8 text into "
-        "sentences, tokens and words and writes # newdoc, # newpar (at blank lines), # sent_id, "
-        "# text, multiword-token ranges and SpaceAfter=No. The input is read, annotated and "
-        "written a chunk at a time, so memory does not grow with its length.")
+HELP = ("apply a saved pipeline, parser (HEAD, DEPREL) or tagger (its tag column) to a CoNLL-U "
+        "file, or a text pipeline to raw text")
+DESCRIPTION = (
+    "Apply a saved model to a CoNLL-U file, or a text pipeline to raw text, and write CoNLL-U "
+    "with the predicted columns filled in. A parser writes HEAD and DEPREL (its labels if it "
+    "was trained on them, '_' otherwise) and '_' in DEPS; it never copies them from the input. "
+    "A pipeline also writes the tag columns of its taggers and needs only the word forms; a "
+    "parser alone refuses input without the tags it reads. With --input-format text, a "
+    "pipeline trained with a tokeniser splits UTF-8 text into sentences, tokens and words and "
+    "writes # newdoc, # newpar (at blank lines), # sent_id, # text, multiword-token ranges and "
+    "SpaceAfter=No. The input is read, annotated and written a chunk at a time, so memory does "
+    "not grow with its length.")
+
+
+def add_arguments(p):
     p.add_argument("--model", required=True, help="model file written by 'train'")
     p.add_argument("input", nargs="?", default="-",
                    help="file to annotate ('-' for standard input)")
@@ -40,7 +41,6 @@ def add_parser(subparsers, formatter):
                    f"(default {MAX_SENTENCE_LENGTH})")
     p.add_argument("--allow-pickle", action="store_true",
                    help=f"also load joblib/pickle model files; {PICKLE_WARNING}")
-    p.set_defaults(func=run)
 
 
 def run(args):

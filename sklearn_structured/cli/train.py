@@ -9,14 +9,13 @@ from .. import registry
 from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_params,
                       parse_params, read_document)
 
+HELP = "train a parser, a tagger or a pipeline (raw text to CoNLL-U) on a CoNLL-U file and save it"
+DESCRIPTION = ("Train a parser (HEAD and, when every word has one, DEPREL), a tagger (its target "
+               "column) or a pipeline (a tokeniser, taggers and a parser) and save it. The default 'safe' format loads without executing code; "
+               f"'joblib' is a pickle: {PICKLE_WARNING}.")
 
-def add_parser(subparsers, formatter):
-    p = subparsers.add_parser(
-        "train", formatter_class=formatter,
-        help="train a parser or tagger on a CoNLL-U file and save it",
-        description="Train a parser (HEAD and, when every word has one, DEPREL) or tagger (its "
-        "target column) and save it. The default 'safe' format loads without executing code; "
-        f"'joblib' is a pickle: {PICKLE_WARNING}.")
+
+def add_arguments(p):
     estimators = registry.names(registry.PARSER) + registry.names(registry.TAGGER)
     p.estimator_names = estimators
     p.add_argument("--estimator", choices=estimators + [registry.PIPELINE], default="lowrank",
@@ -43,7 +42,7 @@ def add_parser(subparsers, formatter):
     p.add_argument("--tokenizer-param", action="append", metavar="KEY=VALUE",
                    help="parameter of a pipeline's tokeniser, repeatable")
     p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
-    p.set_defaults(func=run, interrupted="; model not written")
+    p.set_defaults(interrupted="; model not written")
 
 
 def _build(args):

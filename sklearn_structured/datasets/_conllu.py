@@ -34,17 +34,22 @@ class _IdOrder:
     Words run 1..n; a multiword range ``a-b`` (a < b <= n) comes right before
     word a and does not overlap the previous range; the empty nodes after word
     i (0 for before the first word) are ``i.1``, ``i.2``, ... in order.
-    ``add`` and ``end`` return ``(row, message)`` for the first violation
-    (``row`` indexes the sentence's rows), or None.
+    ``add`` and ``end`` raise a ValueError at the first violation, located by
+    ``where(row)`` (``row`` indexes the sentence's rows), so that the reader
+    (file lines) and the writer (sentence rows) report it in one way.
     """
 
-    def __init__(self):
+    def __init__(self, where):
+        self.where = where
         self.n_rows = 0
         self.n_words = 0
         self.n_empty = 0  # empty nodes seen after word n_words
         self.range_end = 0  # last word of the latest multiword range
         self.range_row = None  # row of a range line whose first word has not come yet
         self.last_range_row = None
+
+    def _error(self, row, message):
+        return ValueError(f"{self.where(row)}: {message}")
 
     def add(self, token_id):
         row = self.n_rows
@@ -54,57 +59,45 @@ class _IdOrder:
             self.n_empty = 0
             self.range_row = None
             if token_id != str(self.n_words):
-                return row, (
-                    f"word ID {token_id!r} where {self.n_words} was expected "
-                    "(word IDs must run 1, 2, ... in each sentence)"
-                )
-            return None
+                raise self._error(row, f"word ID {token_id!r} where {self.n_words} was expected "
+                                  "(word IDs must run 1, 2, ... in each sentence)")
+            return
         if self.range_row is not None:
-            return row, (
-                f"ID {token_id!r} between a multiword range and its first word "
-                f"{self.n_words + 1} (the range line must come right before that word)"
-            )
+            raise self._error(row, f"ID {token_id!r} between a multiword range and its first "
+                              f"word {self.n_words + 1} (the range line must come right before "
+                              "that word)")
         match = _RANGE_ID.fullmatch(token_id)
         if match:
             first, last = int(match[1]), int(match[2])
             if last <= first:
-                return row, f"multiword range {token_id!r} does not run forward (needs a < b)"
+                raise self._error(row, f"multiword range {token_id!r} does not run forward "
+                                  "(needs a < b)")
             if first <= self.range_end:
-                return row, (
-                    f"multiword range {token_id!r} overlaps the previous range, which "
-                    f"ends at word {self.range_end}"
-                )
+                raise self._error(row, f"multiword range {token_id!r} overlaps the previous "
+                                  f"range, which ends at word {self.range_end}")
             if first != self.n_words + 1:
-                return row, (
-                    f"multiword range {token_id!r} after word {self.n_words} (a range "
-                    "line must come right before the first word it covers)"
-                )
+                raise self._error(row, f"multiword range {token_id!r} after word {self.n_words} "
+                                  "(a range line must come right before the first word it covers)")
             self.range_end = last
             self.range_row = self.last_range_row = row
-            return None
+            return
         if _EMPTY_ID.fullmatch(token_id):
             expected = f"{self.n_words}.{self.n_empty + 1}"
             if token_id != expected:
-                return row, (
-                    f"empty node {token_id!r} where {expected} was expected (the empty "
-                    "nodes after word i are numbered i.1, i.2, ... right after it)"
-                )
+                raise self._error(row, f"empty node {token_id!r} where {expected} was expected "
+                                  "(the empty nodes after word i are numbered i.1, i.2, ... right "
+                                  "after it)")
             self.n_empty += 1
-            return None
-        return row, (
-            f"ID {token_id!r} is not a word ID (7), a multiword range (3-4) or an "
-            "empty node (5.1)"
-        )
+            return
+        raise self._error(row, f"ID {token_id!r} is not a word ID (7), a multiword range (3-4) "
+                          "or an empty node (5.1)")
 
     def end(self):
         if self.range_row is not None:
-            return self.range_row, "multiword range with no word after it"
+            raise self._error(self.range_row, "multiword range with no word after it")
         if self.range_end > self.n_words:
-            return self.last_range_row, (
-                f"a multiword range runs to word {self.range_end} but the sentence "
-                f"has {self.n_words} words"
-            )
-        return None
+            raise self._error(self.last_range_row, f"a multiword range runs to word "
+                              f"{self.range_end} but the sentence has {self.n_words} words")
 
 
 @dataclass
@@ -408,16 +401,17 @@ def _parse(lines, source, first_line=1):
     sentences = []
     comments, rows, endings = [], [], []
     start = None
-    ids = _IdOrder()
     newline = None
     lineno = first_line - 1
 
+    def where(row):  # the word lines of a sentence follow its comments
+        return f"{source}:{start + len(comments) + row}"
+
+    ids = _IdOrder(where)
+
     def close(blank_ending):
         endings.append(blank_ending)
-        problem = ids.end()
-        if problem is not None:
-            row, message = problem
-            raise ValueError(f"{source}:{start + len(comments) + row}: {message}")
+        ids.end()
         mixed = any(e != newline for e in endings)
         sentences.append(ConlluSentence(comments, rows, start, endings if mixed else None))
 
@@ -445,7 +439,7 @@ def _parse(lines, source, first_line=1):
             close(ending)
             comments, rows, endings = [], [], []
             start = None
-            ids = _IdOrder()
+            ids = _IdOrder(where)
             continue
         if start is None:
             start = lineno
@@ -463,9 +457,7 @@ def _parse(lines, source, first_line=1):
             raise ValueError(
                 f"{source}:{lineno}: {len(columns)} tab-separated columns, CoNLL-U needs 10"
             )
-        problem = ids.add(columns[0])
-        if problem is not None:
-            raise ValueError(f"{source}:{lineno}: {problem[1]}")
+        ids.add(columns[0])
         rows.append(columns)
     if rows or comments:
         if ids.n_words == 0:
@@ -575,7 +567,7 @@ def _format_sentence(sentence, newline, where):
         if not isinstance(comment, str) or comment[:1] != "#" or "\n" in comment or "\r" in comment:
             raise ValueError(f"{where()}: comment {comment!r} is not one line starting with '#'")
         lines.append(comment)
-    ids = _IdOrder()
+    ids = _IdOrder(where)
     for row_index, row in enumerate(sentence.rows):
         try:
             line = "\t".join(row)
@@ -585,13 +577,11 @@ def _format_sentence(sentence, newline, where):
             raise ValueError(
                 f"{where(row_index)}: row {row!r} is not ten fields free of TABs and line breaks"
             )
-        problem = ids.add(row[0])
-        if problem is not None:
-            raise ValueError(f"{where(row_index)}: {problem[1]}")
+        ids.add(row[0])
         lines.append(line)
-    problem = ids.end() if ids.n_words else (None, "empty sentence (no word lines)")
-    if problem is not None:
-        raise ValueError(f"{where(problem[0])}: {problem[1]}")
+    if not ids.n_words:
+        raise ValueError(f"{where()}: empty sentence (no word lines)")
+    ids.end()
     lines.append("")
     endings = sentence.endings
     if endings is None or len(endings) != len(lines):

@@ -214,20 +214,45 @@ def fit_alternating(problem, n_labels, *, n_components, learned, init_onehot, al
     return best
 
 
-DISTRO_PARAMETER_CONSTRAINTS = {
-    "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "label_vectors": [StrOptions({"learned", "onehot"})],
-    "alpha": [Interval(Real, 0, None, closed="neither")],
-    "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
-    "label_learning_rate": [Interval(Real, 0, None, closed="neither")],
-    "init": [StrOptions({"random", "onehot"})],
-    "n_rounds": [Interval(Integral, 0, None, closed="left")],
-    "n_epochs": [Interval(Integral, 1, None, closed="left")],
-    "n_init": [Interval(Integral, 1, None, closed="left")],
-    **EARLY_STOPPING_CONSTRAINTS,
-    "random_state": ["random_state"],
-    "verbose": ["verbose"],
-}
+class DistroParameters:
+    """The parameters both DISTRO estimators take, their constraints and their storing.
+
+    Each estimator still names every parameter in its own ``__init__``
+    signature, which is what ``get_params`` reads, and hands these on in
+    this order.
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "label_vectors": [StrOptions({"learned", "onehot"})],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
+        "label_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"random", "onehot"})],
+        "n_rounds": [Interval(Integral, 0, None, closed="left")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        **EARLY_STOPPING_CONSTRAINTS,
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, n_components, label_vectors, alpha, nuclear_penalty, label_learning_rate,
+                 init, n_rounds, n_epochs, n_init, n_iter_no_change, validation_fraction,
+                 random_state, verbose):
+        self.n_components = n_components
+        self.label_vectors = label_vectors
+        self.alpha = alpha
+        self.nuclear_penalty = nuclear_penalty
+        self.label_learning_rate = label_learning_rate
+        self.init = init
+        self.n_rounds = n_rounds
+        self.n_epochs = n_epochs
+        self.n_init = n_init
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.verbose = verbose
 
 
 def _resolve_n_components(estimator, n_labels):

@@ -11,7 +11,7 @@ from ..utils import split_validation
 from ..utils._base import FormatVersionMixin
 from ..utils._compat import _fit_context
 from . import _kernels, _multiclass_kernels
-from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
+from ._alternating import DistroParameters, Problem, fit_label_model
 
 
 class _MulticlassProblem(Problem):
@@ -46,7 +46,7 @@ def _class_scores(X, coef, intercept, label_vectors):
     return (safe_sparse_dot(X, coef.T) + intercept) @ label_vectors
 
 
-class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
+class DistroSVM(DistroParameters, FormatVersionMixin, ClassifierMixin, BaseEstimator):
     """Multiclass structural SVM with learned label vectors (DISTRO).
 
     Every class ``l`` has a unit vector ``a_l`` in R^d (a column of the
@@ -133,25 +133,13 @@ class DistroSVM(FormatVersionMixin, ClassifierMixin, BaseEstimator):
     Structured Output Prediction. NeurIPS 2014.
     """
 
-    _parameter_constraints = DISTRO_PARAMETER_CONSTRAINTS
-
     def __init__(self, n_components=None, *, label_vectors="learned", alpha=1e-4,
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
                  n_epochs=5, n_init=1, n_iter_no_change=None, validation_fraction=None,
                  random_state=None, verbose=0):
-        self.n_components = n_components
-        self.label_vectors = label_vectors
-        self.alpha = alpha
-        self.nuclear_penalty = nuclear_penalty
-        self.label_learning_rate = label_learning_rate
-        self.init = init
-        self.n_rounds = n_rounds
-        self.n_epochs = n_epochs
-        self.n_init = n_init
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
+        super().__init__(n_components, label_vectors, alpha, nuclear_penalty, label_learning_rate,
+                         init, n_rounds, n_epochs, n_init, n_iter_no_change, validation_fraction,
+                         random_state, verbose)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,7 +25,7 @@ from ..utils import (
 )
 from ..utils._compat import Interval, _fit_context
 from . import _kernels, _sequence_kernels
-from ._alternating import DISTRO_PARAMETER_CONSTRAINTS, Problem, fit_label_model
+from ._alternating import DistroParameters, Problem, fit_label_model
 
 
 def _word_attributes(form):
@@ -35,6 +35,8 @@ def _word_attributes(form):
 
 class _SequenceProblem(Problem):
     has_transitions = True
+    candidates = _sequence_kernels.ALL_LABELS
+    onehot = False  # exact decoding reads A^T T A, whatever A is
 
     def __init__(self, tokens, offsets, y):
         self.tokens, self.offsets, self.y = tokens, offsets, y
@@ -48,8 +50,9 @@ class _SequenceProblem(Problem):
         return _kernels.sparse_rows(self.tokens)
 
     def weight_epoch(self, order, A, iterates, alpha, t0):
-        return _sequence_kernels.sequence_weight_epoch(self._rows(), self.offsets, self.y, order,
-                                                       A, iterates, alpha, t0, self.max_length)
+        return _sequence_kernels.chain_weight_epoch(self._rows(), self.offsets, self.y,
+                                                    self.candidates, order, A, self.onehot,
+                                                    iterates, alpha, t0, self.max_length)
 
     def projections(self, V):
         return np.ascontiguousarray(self.tokens @ V[:-1] + V[-1])
@@ -57,9 +60,9 @@ class _SequenceProblem(Problem):
     def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
         Z = self.projections(V)
         eta = rate / max(np.mean(np.sum(Z**2, axis=1)), 1e-12)
-        _sequence_kernels.sequence_label_epoch(
-            Z, self.offsets, self.y, order, A, T, eta, nuclear_penalty, self.max_length
-        )
+        _sequence_kernels.chain_label_epoch(self._rows(), V, Z, self.offsets, self.y,
+                                            self.candidates, order, A, T, eta, nuclear_penalty,
+                                            self.max_length)
 
     def mean_hinge_loss(self, A, V, T):
         E = self.projections(V) @ A
@@ -74,18 +77,15 @@ class _CandidateSequenceProblem(_SequenceProblem):
         super().__init__(tokens, offsets, y)
         self.candidates, self.onehot = candidates, onehot
 
-    def weight_epoch(self, order, A, iterates, alpha, t0):
-        return _sequence_kernels.candidate_weight_epoch(self._rows(), self.offsets, self.y,
-                                               self.candidates, order, A, self.onehot,
-                                               iterates, alpha, t0, self.max_length)
-
     def label_epoch(self, order, A, V, T, rate, nuclear_penalty):
         # the mean squared norm of W phi + b, in slices (M x n_tokens floats may not fit)
         squared = sum(float(np.sum(self.tokens[i:i + 8192] @ V[:-1] + V[-1]) ** 2)
                       for i in range(0, self.tokens.shape[0], 8192))
         eta = rate / max(squared / self.tokens.shape[0], 1e-12)
-        _sequence_kernels.candidate_label_epoch(self._rows(), V, self.offsets, self.y, self.candidates,
-                                       order, A, T, eta, nuclear_penalty, self.max_length)
+        # the d-vectors are projected a sentence at a time: no Z
+        _sequence_kernels.chain_label_epoch(self._rows(), V, np.zeros((0, A.shape[0])),
+                                            self.offsets, self.y, self.candidates, order, A, T,
+                                            eta, nuclear_penalty, self.max_length)
 
     def mean_hinge_loss(self, A, V, T):
         _, losses = _sequence_kernels.candidate_decode(self._rows(), V, self.offsets, self.y,
@@ -128,7 +128,7 @@ def _fit_tag_dictionary(forms, y_ids, min_count):
     return np.array(keys, dtype=str), offsets, labels
 
 
-class DistroSequenceSVM(SentenceEstimator):
+class DistroSequenceSVM(DistroParameters, SentenceEstimator):
     """First-order sequence labeller: structural SVM with learned label vectors (DISTRO).
 
     Every tag ``l`` has a unit vector ``a_l`` in R^d (a column of ``A``). A
@@ -214,7 +214,7 @@ class DistroSequenceSVM(SentenceEstimator):
     """
 
     _parameter_constraints = {
-        **DISTRO_PARAMETER_CONSTRAINTS,
+        **DistroParameters._parameter_constraints,
         "features": [callable, None],
         "tag_dictionary": [Interval(Integral, 1, None, closed="left"), None],
     }
@@ -223,21 +223,11 @@ class DistroSequenceSVM(SentenceEstimator):
                  nuclear_penalty=1e-3, label_learning_rate=0.05, init="random", n_rounds=5,
                  n_epochs=5, n_init=1, features=None, tag_dictionary=None, n_iter_no_change=None,
                  validation_fraction=None, random_state=None, verbose=0):
-        self.n_components = n_components
-        self.label_vectors = label_vectors
-        self.alpha = alpha
-        self.nuclear_penalty = nuclear_penalty
-        self.label_learning_rate = label_learning_rate
-        self.init = init
-        self.n_rounds = n_rounds
-        self.n_epochs = n_epochs
-        self.n_init = n_init
+        super().__init__(n_components, label_vectors, alpha, nuclear_penalty, label_learning_rate,
+                         init, n_rounds, n_epochs, n_init, n_iter_no_change, validation_fraction,
+                         random_state, verbose)
         self.features = features
         self.tag_dictionary = tag_dictionary
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _custom_strings(self, sentences):
         """The strings of ``features(sentence)``, one list per token."""

@@ -32,6 +32,10 @@ class Candidates(NamedTuple):
     """int64 (n_tokens + 1,): token t's candidates are ``labels[offsets[t]:offsets[t + 1]]``."""
 
 
+ALL_LABELS = Candidates(np.zeros(0, np.int64), np.zeros(0, np.int64))
+"""No tag dictionary: every token may take every label (exact decoding)."""
+
+
 # Sequence emission templates (the paper's POS features) and sentinels.
 T_WORD, T_PREFIX, T_SUFFIX, T_PREVIOUS, T_NEXT, T_SHAPE, T_CUSTOM = range(1, 8)
 BEFORE = -2  # the previous word of the first token (ids are never negative)
@@ -165,101 +169,32 @@ def label_transition_scores(A, T):
     return A.T @ (T @ A)
 
 
-@njit(cache=True, nogil=True)
-def sequence_weight_epoch(rows, offsets, y, order, A, iterates, alpha, t0, max_length):
-    """One SGD pass over sentences for emission weights V and transitions T, A fixed.
-
-    Token rows are packed by sentence (``offsets``) and ``y`` holds the gold
-    label ids in the same packing. ``T`` is stored in the same scale as
-    ``V``. Returns the sum of the structured hinge losses.
-    """
+@njit(cache=True, nogil=True, inline="always")
+def _exact_loss(rows, lo, hi, V, scale, A, transitions_v, Z, E, transitions, zeros, gold,
+                predicted):
+    """Structured hinge loss of the sentence at lo..hi over every label, from the
+    unscaled A^T T A ``transitions_v``; the loss-augmented labels go to ``predicted``
+    (``Z``, ``E`` and ``transitions`` are scratch)."""
     indptr, indices, data = rows
-    V, U, T, UT, state = iterates
-    d, n_labels = A.shape
-    gram = A.T @ A
-    # A^T T A in the unscaled storage, kept up to date incrementally
-    transitions_v = label_transition_scores(A, T)
-    transitions = np.empty((n_labels, n_labels))
-    Z = np.empty((max_length, d))
-    E = np.empty((max_length, n_labels))
-    predicted = np.empty(max_length, dtype=np.int64)
-    direction = np.empty(d)
-    zeros = np.zeros(n_labels)
-    total_loss = 0.0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        scale = state[SCALE]
-        _sentence_emissions(indptr, indices, data, lo, hi, V, scale, A, Z, E)
+    _sentence_emissions(indptr, indices, data, lo, hi, V, scale, A, Z, E)
+    for i in range(transitions.shape[0]):
+        for j in range(transitions.shape[1]):
+            transitions[i, j] = scale * transitions_v[i, j]
+    return _augmented_loss(E[:hi - lo], transitions, zeros, gold, predicted)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_label_transitions(transitions_v, gram, gold, predicted, wrong, step):
+    """Follow T's step on the wrong transitions in A^T T A (``gram`` is A^T A)."""
+    n_labels = transitions_v.shape[0]
+    for t in wrong:
+        p0, p1 = predicted[t - 1], predicted[t]
+        g0, g1 = gold[t - 1], gold[t]
         for i in range(n_labels):
             for j in range(n_labels):
-                transitions[i, j] = scale * transitions_v[i, j]
-        loss = _augmented_loss(E[:n], transitions, zeros, gold, predicted[:n])
-        eta, scale_sum_before, rescaled = begin_step(state, alpha, t0, V, T)
-        if rescaled:
-            transitions_v = label_transition_scores(A, T)
-        if loss > 1e-12:
-            total_loss += loss
-            step = eta / state[SCALE]
-            wrong = _chain_weight_step(indptr, indices, data, lo, gold, predicted[:n], A,
-                                       iterates, direction, step, scale_sum_before, False)
-            for t in wrong:
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                for i in range(n_labels):
-                    for j in range(n_labels):
-                        transitions_v[i, j] += step * (
-                            gram[i, g0] * gram[g1, j] - gram[i, p0] * gram[p1, j]
-                        )
-        end_step(state)
-    return total_loss
-
-
-@njit(cache=True, nogil=True)
-def sequence_label_epoch(Z, offsets, y, order, A, T, eta, nuclear_penalty, max_length):
-    """One stochastic proximal pass over A for the chain model, weights fixed.
-
-    ``Z`` holds every token's d-vector ``W phi(x_t) + intercept``; ``T`` is
-    the (unscaled) d x d transition matrix.
-    """
-    d, n_labels = A.shape
-    E = np.empty((max_length, n_labels))
-    predicted = np.empty(max_length, dtype=np.int64)
-    grad = np.empty((d, n_labels))
-    zeros = np.zeros(n_labels)
-    total = np.zeros_like(A)
-    owed = 0  # lazy thresholds and averaging: see label_step
-    held = 0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        Zs = Z[lo:hi]
-        E[:n] = Zs @ A
-        transitions = label_transition_scores(A, T)
-        loss = _augmented_loss(E[:n], transitions, zeros, gold, predicted[:n])
-        owed += 1
-        if loss > 1e-12:
-            grad[:] = 0.0
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    grad[:, predicted[t]] += Zs[t]
-                    grad[:, gold[t]] -= Zs[t]
-            # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-            TA = T @ A
-            TtA = T.T @ A
-            for t in _wrong_transitions(gold, predicted[:n]):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                grad[:, p0] += TA[:, p1]
-                grad[:, p1] += TtA[:, p0]
-                grad[:, g0] -= TA[:, g1]
-                grad[:, g1] -= TtA[:, g0]
-            label_step(A, grad, total, held, owed, eta, nuclear_penalty)
-            owed = held = 0
-        held += 1
-    finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
+                transitions_v[i, j] += step * (
+                    gram[i, g0] * gram[g1, j] - gram[i, p0] * gram[p1, j]
+                )
 
 
 @njit(cache=True, nogil=True)
@@ -341,120 +276,34 @@ def _transition_rows(A, T):
     return np.ascontiguousarray((T @ A).T)
 
 
-@njit(cache=True, nogil=True)
-def candidate_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates, alpha, t0,
-                           max_length):
-    """:func:`sequence_weight_epoch` with loss-augmented Viterbi over the candidates.
-
-    Every gold label must be among its token's candidates. ``onehot`` says
-    that A is the identity (the baseline), whose scores are read directly.
-    """
+@njit(cache=True, nogil=True, inline="always")
+def _candidate_loss(rows, lo, hi, V, scale, candidates, label_rows, TAt, T, onehot, Z, emissions,
+                    gold, predicted):
+    """Structured hinge loss (Hamming cost) of the sentence at lo..hi over its tokens'
+    candidates; its token d-vectors go to ``Z``, the loss-augmented labels to ``predicted``."""
     indptr, indices, data = rows
-    V, U, T, UT, state = iterates
-    d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    if onehot:
-        gram = np.zeros((0, 0))
-        TAt = np.zeros((0, 0))
-    else:
-        gram = A.T @ A
-        TAt = _transition_rows(A, T)
-    emissions = np.empty(candidates.labels.shape[0])
-    Z = np.empty((max_length, d))
-    predicted = np.empty(max_length, dtype=np.int64)
-    direction = np.empty(d)
-    total_loss = 0.0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        scale = state[SCALE]
-        for t in range(n):
-            project_z(indptr, indices, data, lo + t, V, scale, Z[t])
-        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot,
-                                  emissions)
-        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
-                                           emissions, pairs, gold, 1.0, predicted[:n])
-        loss = augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
-        eta, scale_sum_before, rescaled = begin_step(state, alpha, t0, V, T)
-        if rescaled and not onehot:
-            TAt = _transition_rows(A, T)
-        if loss > 1e-12:
-            total_loss += loss
-            step = eta / state[SCALE]
-            wrong = _chain_weight_step(indptr, indices, data, lo, gold, predicted[:n], A,
-                                       iterates, direction, step, scale_sum_before, onehot)
-            if not onehot:  # the one-hot model keeps no products of T
-                for t in wrong:
-                    p0, p1 = predicted[t - 1], predicted[t]
-                    g0, g1 = gold[t - 1], gold[t]
-                    # T += s (a_g0 a_g1^T - a_p0 a_p1^T) moves (T a_j)^T
-                    # by s (gram[g1, j] a_g0 - gram[p1, j] a_p0)
-                    for j in range(n_labels):
-                        cg = step * gram[g1, j]
-                        cp = step * gram[p1, j]
-                        for a in range(d):
-                            TAt[j, a] += cg * A[a, g0] - cp * A[a, p0]
-        end_step(state)
-    return total_loss
+    for t in range(hi - lo):
+        project_z(indptr, indices, data, lo + t, V, scale, Z[t])
+    pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, scale, onehot, emissions)
+    augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
+                                       emissions, pairs, gold, 1.0, predicted)
+    return augmented - _gold_score(Z, gold, label_rows, TAt, T, scale, onehot)
 
 
-@njit(cache=True, nogil=True)
-def candidate_label_epoch(rows, V, offsets, y, candidates, order, A, T, eta, nuclear_penalty,
-                          max_length):
-    """:func:`sequence_label_epoch` over the candidates; V and T unscaled and fixed."""
-    indptr, indices, data = rows
+@njit(cache=True, nogil=True, inline="always")
+def _move_transition_rows(TAt, gram, A, gold, predicted, wrong, step):
+    """Follow T's step on the wrong transitions in TAt, the rows (T a_j)^T."""
     d, n_labels = A.shape
-    label_rows = np.ascontiguousarray(A.T)
-    TAt = _transition_rows(A, T)
-    emissions = np.empty(candidates.labels.shape[0])
-    Z = np.empty((max_length, d))
-    predicted = np.empty(max_length, dtype=np.int64)
-    grad = np.zeros((d, n_labels))
-    touched = np.zeros(n_labels, dtype=np.bool_)
-    total = np.zeros_like(A)
-    owed = 0  # lazy thresholds and averaging: see label_step
-    held = 0
-    for s in order:
-        lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
-        gold = y[lo:hi]
-        for t in range(n):
-            project_z(indptr, indices, data, lo + t, V, 1.0, Z[t])
-        pairs = _candidate_scores(Z, lo, hi, candidates, label_rows, TAt, T, 1.0, False,
-                                  emissions)
-        augmented = candidate_viterbi_into(candidates.labels, candidates.offsets[lo:hi + 1],
-                                           emissions, pairs, gold, 1.0, predicted[:n])
-        owed += 1
-        if augmented - _gold_score(Z, gold, label_rows, TAt, T, 1.0, False) > 1e-12:
-            grad[:] = 0.0
-            touched[:] = False
-            for t in range(n):
-                if predicted[t] != gold[t]:
-                    grad[:, predicted[t]] += Z[t]
-                    grad[:, gold[t]] -= Z[t]
-                    touched[predicted[t]] = touched[gold[t]] = True
-            for t in _wrong_transitions(gold, predicted[:n]):
-                p0, p1 = predicted[t - 1], predicted[t]
-                g0, g1 = gold[t - 1], gold[t]
-                # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
-                grad[:, p0] += TAt[p1]
-                grad[:, p1] += T.T @ label_rows[p0]
-                grad[:, g0] -= TAt[g1]
-                grad[:, g1] -= T.T @ label_rows[g0]
-                touched[p0] = touched[p1] = touched[g0] = touched[g1] = True
-            label_step(A, grad, total, held, owed, eta, nuclear_penalty)
-            owed = held = 0
-            if nuclear_penalty > 0.0:  # the proximal step moved every column
-                label_rows[:] = A.T
-                TAt = _transition_rows(A, T)
-            else:
-                for l in range(n_labels):
-                    if touched[l]:
-                        label_rows[l] = A[:, l]
-                        TAt[l] = T @ label_rows[l]
-        held += 1
-    finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)
+    for t in wrong:
+        p0, p1 = predicted[t - 1], predicted[t]
+        g0, g1 = gold[t - 1], gold[t]
+        # T += s (a_g0 a_g1^T - a_p0 a_p1^T) moves (T a_j)^T
+        # by s (gram[g1, j] a_g0 - gram[p1, j] a_p0)
+        for j in range(n_labels):
+            cg = step * gram[g1, j]
+            cp = step * gram[p1, j]
+            for a in range(d):
+                TAt[j, a] += cg * A[a, g0] - cp * A[a, p0]
 
 
 @njit(cache=True, nogil=True)
@@ -488,3 +337,165 @@ def candidate_decode(rows, V, offsets, y, candidates, A, T, onehot, max_length):
         if with_gold:
             losses[s] = score - _gold_score(Z, gold, label_rows, TAt, T, 1.0, onehot)
     return out, losses
+
+
+# ---------------------------------------------------------------------------
+# the passes of the alternation, over every label or over candidates
+#
+# The helpers that score a sentence or move T's products are inlined (called,
+# they made the one-hot weight pass over candidates about 30% slower), but not
+# _emission_gradient: inlined, it made the candidate label pass ten times slower.
+
+
+@njit(cache=True, nogil=True)
+def chain_weight_epoch(rows, offsets, y, candidates, order, A, onehot, iterates, alpha, t0,
+                       max_length):
+    """One SGD pass over sentences for emission weights V and transitions T, A fixed.
+
+    Token rows are packed by sentence (``offsets``) and ``y`` holds the gold
+    label ids in the same packing. ``T`` is stored in the same scale as
+    ``V``. The loss-augmented Viterbi runs over every label when
+    ``candidates`` is :data:`ALL_LABELS`, else over each token's candidates,
+    among which its gold label must be; there ``onehot`` says that A is the
+    identity (the baseline), whose scores are read directly. Returns the sum
+    of the structured hinge losses.
+    """
+    indptr, indices, data = rows
+    V, U, T, UT, state = iterates
+    d, n_labels = A.shape
+    exact = candidates.offsets.shape[0] == 0
+    direct = onehot and not exact
+    none = np.zeros((0, 0))
+    gram = none if direct else A.T @ A
+    # the product of T that the scores read, kept up to date as T moves: over every
+    # label A^T T A (M x M), over candidates TAt (M x d, see _transition_rows); the
+    # direct scores read T itself
+    if exact:
+        product = label_transition_scores(A, T)
+    else:
+        product = none if direct else _transition_rows(A, T)
+    label_rows = none if exact else np.ascontiguousarray(A.T)
+    emissions = np.empty(candidates.labels.shape[0])
+    transitions = np.empty((n_labels, n_labels)) if exact else none
+    E = np.empty((max_length, n_labels)) if exact else none
+    zeros = np.zeros(n_labels if exact else 0)
+    Z = np.empty((max_length, d))
+    predicted = np.empty(max_length, dtype=np.int64)
+    direction = np.empty(d)
+    total_loss = 0.0
+    for s in order:
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo
+        gold = y[lo:hi]
+        scale = state[SCALE]
+        if exact:
+            loss = _exact_loss(rows, lo, hi, V, scale, A, product, Z, E, transitions, zeros,
+                               gold, predicted[:n])
+        else:
+            loss = _candidate_loss(rows, lo, hi, V, scale, candidates, label_rows, product, T,
+                                   onehot, Z, emissions, gold, predicted[:n])
+        eta, scale_sum_before, rescaled = begin_step(state, alpha, t0, V, T)
+        if rescaled and not direct:
+            product = label_transition_scores(A, T) if exact else _transition_rows(A, T)
+        if loss > 1e-12:
+            total_loss += loss
+            step = eta / state[SCALE]
+            wrong = _chain_weight_step(indptr, indices, data, lo, gold, predicted[:n], A,
+                                       iterates, direction, step, scale_sum_before, direct)
+            if exact:
+                _move_label_transitions(product, gram, gold, predicted, wrong, step)
+            elif not direct:
+                _move_transition_rows(product, gram, A, gold, predicted, wrong, step)
+        end_step(state)
+    return total_loss
+
+
+@njit(cache=True, nogil=True)
+def _emission_gradient(grad, Z, gold, predicted, touched):
+    """Add the emission part of the hinge loss's sub-gradient in A (``Z[t]`` is token
+    t's d-vector) and mark the labels it moves."""
+    for t in range(gold.shape[0]):
+        if predicted[t] != gold[t]:
+            grad[:, predicted[t]] += Z[t]
+            grad[:, gold[t]] -= Z[t]
+            touched[predicted[t]] = touched[gold[t]] = True
+
+
+@njit(cache=True, nogil=True)
+def chain_label_epoch(rows, V, Z, offsets, y, candidates, order, A, T, eta, nuclear_penalty,
+                      max_length):
+    """One stochastic proximal pass over A for the chain model, weights fixed.
+
+    ``T`` is the unscaled d x d transition matrix. Over every label
+    (``candidates`` is :data:`ALL_LABELS`), ``Z`` holds every token's
+    d-vector ``W phi(x_t) + intercept``. Over candidates the d-vectors are
+    projected from ``rows`` and the unscaled ``V`` a sentence at a time, and
+    ``Z`` is not read.
+    """
+    d, n_labels = A.shape
+    exact = candidates.offsets.shape[0] == 0
+    none = np.zeros((0, 0))
+    # what the candidate scores read, kept in step with A (see chain_weight_epoch)
+    label_rows = none if exact else np.ascontiguousarray(A.T)
+    TAt = none if exact else _transition_rows(A, T)
+    emissions = np.empty(candidates.labels.shape[0])
+    projected = none if exact else np.empty((max_length, d))
+    E = np.empty((max_length, n_labels)) if exact else none
+    zeros = np.zeros(n_labels if exact else 0)
+    predicted = np.empty(max_length, dtype=np.int64)
+    grad = np.zeros((d, n_labels))
+    touched = np.zeros(n_labels, dtype=np.bool_)
+    total = np.zeros_like(A)
+    owed = 0  # lazy thresholds and averaging: see label_step
+    held = 0
+    for s in order:
+        lo, hi = offsets[s], offsets[s + 1]
+        n = hi - lo
+        gold = y[lo:hi]
+        if exact:
+            E[:n] = Z[lo:hi] @ A
+            loss = _augmented_loss(E[:n], label_transition_scores(A, T), zeros, gold,
+                                   predicted[:n])
+        else:
+            loss = _candidate_loss(rows, lo, hi, V, 1.0, candidates, label_rows, TAt, T, False,
+                                   projected, emissions, gold, predicted[:n])
+        owed += 1
+        if loss > 1e-12:
+            grad[:] = 0.0
+            touched[:] = False
+            wrong = _wrong_transitions(gold, predicted[:n])
+            # d(a_i^T T a_j)/da_i = T a_j and /da_j = T^T a_i
+            if exact:
+                _emission_gradient(grad, Z[lo:hi], gold, predicted, touched)
+                TA = T @ A
+                TtA = T.T @ A
+                for t in wrong:
+                    p0, p1 = predicted[t - 1], predicted[t]
+                    g0, g1 = gold[t - 1], gold[t]
+                    grad[:, p0] += TA[:, p1]
+                    grad[:, p1] += TtA[:, p0]
+                    grad[:, g0] -= TA[:, g1]
+                    grad[:, g1] -= TtA[:, g0]
+            else:
+                _emission_gradient(grad, projected, gold, predicted, touched)
+                for t in wrong:
+                    p0, p1 = predicted[t - 1], predicted[t]
+                    g0, g1 = gold[t - 1], gold[t]
+                    grad[:, p0] += TAt[p1]
+                    grad[:, p1] += T.T @ label_rows[p0]
+                    grad[:, g0] -= TAt[g1]
+                    grad[:, g1] -= T.T @ label_rows[g0]
+                    touched[p0] = touched[p1] = touched[g0] = touched[g1] = True
+            label_step(A, grad, total, held, owed, eta, nuclear_penalty)
+            owed = held = 0
+            if not exact:
+                if nuclear_penalty > 0.0:  # the proximal step moved every column
+                    label_rows[:] = A.T
+                    TAt = _transition_rows(A, T)
+                else:
+                    for l in range(n_labels):
+                        if touched[l]:
+                            label_rows[l] = A[:, l]
+                            TAt[l] = T @ label_rows[l]
+        held += 1
+    finish_label_epoch(A, total, owed, held, eta * nuclear_penalty)

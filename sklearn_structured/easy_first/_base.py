@@ -110,6 +110,19 @@ class EasyFirstBase(SentenceEstimator, ABC):
         **EARLY_STOPPING_CONSTRAINTS,
     }
 
+    def __init__(self, beam_size, n_epochs, average, merge_states, n_iter_no_change,
+                 validation_fraction, random_state, verbose, n_jobs):
+        # the parameters of _parameter_constraints; each estimator names them in its own
+        # signature (what get_params reads) and hands them on in this order
+        self.beam_size = beam_size
+        self.n_epochs = n_epochs
+        self.average = average
+        self.merge_states = merge_states
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # --- subclass hooks -------------------------------------------------
     @abstractmethod

@@ -38,6 +38,17 @@ def predicting(weights):
     return Perceptron(weights, weights, np.zeros(1))
 
 
+@njit(cache=True, nogil=True)
+def sentences_in_order(offsets, sentence_order, count, train):
+    """The sentences of a batch in ``sentence_order``, as ``(i, lo, hi, count)``: index,
+    word bounds, and the averaging counter ``count[0]``, which training advances by one
+    before each sentence."""
+    for i in sentence_order:
+        if train:
+            count[0] += 1.0
+        yield i, offsets[i], offsets[i + 1], count[0]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def action_key(position, value):
     """A pseudo-random 63-bit key of one decision (an arc, or a word's tag).

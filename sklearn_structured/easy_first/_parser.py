@@ -139,17 +139,10 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
     def __init__(self, beam_size=8, n_epochs=12, *, average=True, merge_states=True, pos="upos",
                  hash_bits=20, n_iter_no_change=None, validation_fraction=None,
                  random_state=None, verbose=0, n_jobs=None):
-        self.beam_size = beam_size
-        self.n_epochs = n_epochs
-        self.merge_states = merge_states
-        self.average = average
+        super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
+                         validation_fraction, random_state, verbose, n_jobs)
         self.pos = pos
         self.hash_bits = hash_bits
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):

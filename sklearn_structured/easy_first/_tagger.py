@@ -129,18 +129,15 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     Parameters
     ----------
-    beam_size : int, default=3
-        Number of action sequences kept (1 is greedy easy-first tagging).
-    n_epochs : int, default=10
-        Passes over the training sentences in ``fit``.
+    beam_size, n_epochs : int, default=3 and 10
+        As in :class:`EasyFirstBeamParser`: the action sequences kept (1 is
+        greedy easy-first tagging) and the passes over the training sentences.
     target : {"upos", "xpos", "feats", "lemma"}, default="upos"
         Token field that holds the gold values (when ``y`` is not given) and
         that ``transform`` overwrites.
-    average : bool, default=True
-        Predict with the averaged perceptron weights.
-    merge_states : bool, default=True
-        Let sequences giving the same tags in different orders share one
-        beam slot; False is the paper's Algorithm 1 verbatim.
+    average, merge_states : bool, default=True
+        As in :class:`EasyFirstBeamParser`; the states merged are sequences
+        giving the same tags in different orders.
     min_feature_count : int, default=2
         Static features seen fewer times in the first training data are dropped.
     ambiguity_min_count : int or None, default=1
@@ -234,19 +231,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
                  n_jobs=None):
-        self.beam_size = beam_size
-        self.n_epochs = n_epochs
-        self.merge_states = merge_states
+        super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
+                         validation_fraction, random_state, verbose, n_jobs)
         self.target = target
-        self.average = average
         self.min_feature_count = min_feature_count
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):

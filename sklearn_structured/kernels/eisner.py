@@ -29,6 +29,21 @@ INCOMPLETE_RIGHT = 2
 INCOMPLETE_LEFT = 3
 
 
+# inlined: it runs three times per span, and a call costs as much as a short loop
+@njit(cache=True, nogil=True, inline="always")
+def _best_split(first, second, lo, hi, shift):
+    """The max over r in lo..hi-1 of ``first[r] + second[r + shift]`` and its r (the
+    first on ties): the best split point of a span."""
+    best = first[lo] + second[lo + shift]
+    arg = lo
+    for r in range(lo + 1, hi):
+        value = first[r] + second[r + shift]
+        if value > best:
+            best = value
+            arg = r
+    return best, arg
+
+
 @njit(cache=True, nogil=True)
 def eisner_viterbi_chart(scores):
     """Max-score Eisner chart over tokens 1..n and the best root child.
@@ -55,37 +70,19 @@ def eisner_viterbi_chart(scores):
         for s in range(1, n + 1 - width):
             t = s + width
             # both incomplete spans share the best split; only the arc differs
-            best = chart[COMPLETE_RIGHT, s, s] + left_t[t, s + 1]
-            arg = s
-            for r in range(s + 1, t):
-                value = chart[COMPLETE_RIGHT, s, r] + left_t[t, r + 1]
-                if value > best:
-                    best = value
-                    arg = r
+            best, arg = _best_split(chart[COMPLETE_RIGHT, s], left_t[t], s, t, 1)
             chart[INCOMPLETE_RIGHT, s, t] = best + scores[s, t]
             chart[INCOMPLETE_LEFT, s, t] = best + scores[t, s]
             incl_t[t, s] = chart[INCOMPLETE_LEFT, s, t]
             split[INCOMPLETE_RIGHT, s, t] = arg
             split[INCOMPLETE_LEFT, s, t] = arg
             # s heads s..t: last arc s -> r, then r's right subtree
-            best = chart[INCOMPLETE_RIGHT, s, s + 1] + right_t[t, s + 1]
-            arg = s + 1
-            for r in range(s + 2, t + 1):
-                value = chart[INCOMPLETE_RIGHT, s, r] + right_t[t, r]
-                if value > best:
-                    best = value
-                    arg = r
+            best, arg = _best_split(chart[INCOMPLETE_RIGHT, s], right_t[t], s + 1, t + 1, 0)
             chart[COMPLETE_RIGHT, s, t] = best
             right_t[t, s] = best
             split[COMPLETE_RIGHT, s, t] = arg
             # t heads s..t: r's left subtree, then arc t -> r
-            best = left_t[s, s] + incl_t[t, s]
-            arg = s
-            for r in range(s + 1, t):
-                value = left_t[r, s] + incl_t[t, r]
-                if value > best:
-                    best = value
-                    arg = r
+            best, arg = _best_split(chart[COMPLETE_LEFT, s], incl_t[t], s, t, 0)
             chart[COMPLETE_LEFT, s, t] = best
             left_t[t, s] = best
             split[COMPLETE_LEFT, s, t] = arg
