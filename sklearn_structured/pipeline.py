@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from . import registry
 from .utils import check_sentences
-from .utils._base import FormatVersionMixin
+from .utils._base import FormatVersionMixin, StructuredInputMixin
 
 _TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
 
@@ -232,7 +232,7 @@ def annotate(model, X):
     return tagged, model[-1].predict(tagged)
 
 
-class TextPipeline(FormatVersionMixin, BaseEstimator):
+class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """Raw text to full UD annotation: a :class:`Tokenizer`, then a parsing pipeline.
 
     ``fit`` learns both from CoNLL-U documents: the tokeniser from their raw
@@ -271,15 +271,11 @@ class TextPipeline(FormatVersionMixin, BaseEstimator):
     [4, 4]
     """
 
+    _requires_y = False  # everything is read from the documents
+
     def __init__(self, tokenizer=None, annotator=None):
         self.tokenizer = tokenizer
         self.annotator = annotator
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = False
-        return tags
 
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Learn from CoNLL-U documents.

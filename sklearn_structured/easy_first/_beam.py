@@ -38,15 +38,15 @@ def predicting(weights):
     return Perceptron(weights, weights, np.zeros(1))
 
 
-@njit(cache=True, nogil=True)
-def sentences_in_order(offsets, sentence_order, count, train):
-    """The sentences of a batch in ``sentence_order``, as ``(i, lo, hi, count)``: index,
-    word bounds, and the averaging counter ``count[0]``, which training advances by one
-    before each sentence."""
-    for i in sentence_order:
-        if train:
-            count[0] += 1.0
-        yield i, offsets[i], offsets[i + 1], count[0]
+# a plain inlined function, not a numba generator: a cached generator fails to load
+# in the next process (numba looks its implementation up in a registry it never refills)
+@njit(cache=True, nogil=True, inline="always")
+def next_sentence(offsets, i, count, train):
+    """Word bounds of sentence ``i`` of a batch and the averaging counter ``count[0]``,
+    which training advances by one before each sentence."""
+    if train:
+        count[0] += 1.0
+    return offsets[i], offsets[i + 1], count[0]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -27,7 +27,7 @@ from numba import njit
 
 from ..kernels.hashing import feature_hash
 from ._beam import (action_key, early_update, extend_item, new_beam, new_candidates,
-                    offer_candidate, predicting, sentences_in_order)
+                    offer_candidate, predicting, next_sentence)
 
 # Sentinel values of the features (token ids are vocabulary ids, never negative).
 OUTSIDE = -2  # the neighbour does not exist (before the first / after the last)
@@ -366,7 +366,8 @@ def _run_batch(sentences, gold, sentence_order, perceptron, search, train, heads
     n_clean = 0
     words, tags, offsets = sentences
     W, U, count = perceptron
-    for i, lo, hi, counter in sentences_in_order(offsets, sentence_order, count, train):
+    for i in sentence_order:
+        lo, hi, counter = next_sentence(offsets, i, count, train)
         if beam_parse(words[lo:hi], tags[lo:hi], gold.heads[lo:hi], gold.n_children[lo:hi], W, U,
                       counter, search.beam_size, search.merge, train, heads_out[lo:hi],
                       order_out[lo:hi], records[i]):

@@ -24,7 +24,7 @@ from numba import njit
 
 from ..kernels.hashing import feature_hash
 from ._beam import (action_key, early_update, extend_item, new_beam, new_candidates,
-                    offer_candidate, predicting, sentences_in_order)
+                    offer_candidate, predicting, next_sentence)
 
 N_DYNAMIC = 5
 _CONTEXT = (-2, -1, 1, 2)  # positions of the neighbouring words read
@@ -286,7 +286,8 @@ def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context, 
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
     W, U, count = perceptron
-    for i, lo, hi, counter in sentences_in_order(offsets, sentence_order, count, train):
+    for i in sentence_order:
+        lo, hi, counter = next_sentence(offsets, i, count, train)
         if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, counter, context,
                     search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
                     records[i]):

@@ -17,7 +17,7 @@ from ..utils import (
     prediction_weights,
     split_validation,
 )
-from ..utils._base import FormatVersionMixin
+from ..utils._base import FormatVersionMixin, StructuredInputMixin
 from ..utils._compat import Interval, _fit_context
 from ._kernels import (
     CLASS_DIGIT,
@@ -137,7 +137,7 @@ class _TokenizerEpochs(EpochTrainer):
         self.estimator.weights_ = snapshot
 
 
-class Tokenizer(FormatVersionMixin, BaseEstimator):
+class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """Splits raw text into sentences, tokens and syntactic words, learned from a UD treebank.
 
     Every character that is not white space is labelled by a multiclass
@@ -209,11 +209,11 @@ class Tokenizer(FormatVersionMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    _requires_y = False
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
         tags.input_tags.string = True
-        tags.target_tags.required = False
         return tags
 
     def _store_prediction_weights(self):

@@ -30,16 +30,25 @@ class FormatVersionMixin:
         super().__setstate__(state)
 
 
-class SentenceEstimator(FormatVersionMixin, BaseEstimator):
-    """A scikit-learn estimator that takes a list of sentences as X.
-
-    It tells scikit-learn through the estimator tags that X is not a 2-D
-    array, so the common checks and meta-estimators do not feed it one, and
-    whether ``fit`` needs y. Subclasses that learn from X alone set
-    ``_requires_y = False``.
-    """
+class StructuredInputMixin:
+    """Tells scikit-learn through the estimator tags that X is not a 2-D array
+    (sentences, documents or texts), so the common checks and meta-estimators do
+    not feed it one, and whether ``fit`` needs y: subclasses that learn from X
+    alone set ``_requires_y = False``. Put it before
+    :class:`~sklearn.base.BaseEstimator` in the bases."""
 
     _requires_y = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = self._requires_y
+        return tags
+
+
+class SentenceEstimator(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
+    """A scikit-learn estimator that takes a list of sentences as X (see
+    :class:`StructuredInputMixin` for its tags)."""
 
     def tag_fields(self):
         """The token fields other than the form that prediction reads, preferred first.
@@ -63,9 +72,3 @@ class SentenceEstimator(FormatVersionMixin, BaseEstimator):
         if entry is None or entry[0] is not source:
             entry = cache[name] = (source, make())
         return entry[1]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = self._requires_y
-        return tags
