@@ -45,7 +45,8 @@ def run(args):
     text = io.StringIO()
     write_conllu(one, text)
     right = sum(int(h == g) for h, g in zip(heads, y_test[index][0]))
-    print(f"held-out sentence {index + 1}, as parsed ({right} of {len(heads)} heads right):")
+    print(f"held-out sentence {index + 1}, as parsed ({right} of {len(heads)} heads right; "
+          "HEAD and DEPREL predicted, the other columns the gold input the parser reads):")
     print(text.getvalue().rstrip("\n"))
     print(f"held-out UAS {100 * scores.uas:.2f}, LAS {100 * scores.las:.2f} "
           "(without punctuation)")
