@@ -301,8 +301,10 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
 
         from .tokenize import Tokenizer
 
-        documents = _training_documents(X, "X")
-        validation = None if X_val is None else _training_documents(X_val, "X_val")
+        from .tokenize._tokenizer import _documents
+
+        documents = _documents(X, "X")
+        validation = None if X_val is None else _documents(X_val, "X_val")
         self.tokenizer_ = clone(self.tokenizer) if self.tokenizer is not None else Tokenizer()
         self.tokenizer_.fit(documents, X_val=validation)
         annotator = (clone(self.annotator) if self.annotator is not None
@@ -346,17 +348,13 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         from .metrics import aligned_scores
         from .tokenize import segmented_text
 
-        documents = _training_documents(X, "X")
+        from .tokenize._tokenizer import _documents
+
+        documents = _documents(X, "X")
         gold = ConlluDocument([s for document in documents for s in document])
         system = ConlluDocument([s for document in documents
                                  for s in self.predict([segmented_text(document).text])[0]])
         return aligned_scores(gold, system)["LAS"].f1
-
-
-def _training_documents(X, name):
-    from .tokenize._tokenizer import _documents
-
-    return _documents(X, name)
 
 
 def _words_and_trees(documents):
