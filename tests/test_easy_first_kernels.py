@@ -359,6 +359,43 @@ def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values):
         assert sorted(order) == list(range(n))
 
 
+@pytest.mark.parametrize("beam", [1, 3])
+def test_tagger_reads_a_csr_table_as_the_dense_one(beam):
+    """The CSR form a fitted tagger keeps tags and orders exactly as the dense table."""
+    from scipy.sparse import csr_array
+
+    rng = np.random.default_rng(5)
+    n_tags = 7
+    lengths = rng.integers(1, 9, size=20)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    static_rows, W, context = _tagger_problem(rng, int(offsets[-1]), n_tags, values=[0, 1, 2, 3, 3, 3, 3])
+    W[rng.random(W.shape) < 0.8] = 0.0  # mostly zero, as a fitted table is
+    W = W.astype(np.float32)
+    search = Search(beam, True)
+    dense = tk.tag(static_rows, offsets, W, context, search)
+    sparse = tk.tag(static_rows, offsets, csr_array(W), context, search)
+    for a, b in zip(dense, sparse):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_prediction_table_is_the_csr_of_the_prediction_weights(average):
+    from sklearn_structured.utils import perceptron_state, prediction_weights
+
+    rng = np.random.default_rng(3)
+    state = perceptron_state({"W": rng.normal(size=(40, 6)) * (rng.random((40, 6)) < 0.3)})
+    state["sums"]["W"][:] = rng.normal(size=(40, 6)) * (rng.random((40, 6)) < 0.3)
+    state["count"][0] = 17.0
+    indptr, indices, data = tk.prediction_table(state["weights"]["W"], state["sums"]["W"],
+                                                17.0, average)
+    dense = np.zeros((40, 6), np.float32)
+    for i in range(40):
+        dense[i, indices[indptr[i]:indptr[i + 1]]] = data[indptr[i]:indptr[i + 1]]
+    expected = prediction_weights(state, "W", average)
+    np.testing.assert_array_equal(dense, expected)
+    assert len(data) == np.count_nonzero(expected)
+
+
 def test_tagger_updates_are_valid_and_learn_the_gold_tags():
     rng = np.random.default_rng(7)
     n, n_tags = 6, 4

@@ -100,12 +100,33 @@ def test_fit_keeps_only_prediction_weights(name, tmp_path):
 
 def test_tagger_table_is_stored_by_its_non_zero_cells(sample, tmp_path):
     model = _fitted("tagger", sample)
-    assert model.training_state_ is None and model.weights_.dtype == np.float32
-    nonzero = np.count_nonzero(model.weights_)
-    assert nonzero < model.weights_.size / 4  # hashed features by tags: mostly zero
+    weights = model.weights_
+    assert model.training_state_ is None and weights.dtype == np.float32
+    rows, columns = weights.shape
+    assert weights.nnz < rows * columns / 4  # hashed features by tags: mostly zero
     save_model(model, tmp_path / "m.npz")
-    assert (tmp_path / "m.npz").stat().st_size < model.weights_.nbytes / 2
-    np.testing.assert_array_equal(load_model(tmp_path / "m.npz").weights_, model.weights_)
+    assert (tmp_path / "m.npz").stat().st_size < rows * columns * 4 / 2
+    loaded = load_model(tmp_path / "m.npz").weights_
+    assert type(loaded) is type(weights) and loaded.dtype == weights.dtype
+    np.testing.assert_array_equal(loaded.toarray(), weights.toarray())
+
+
+def test_a_csr_array_round_trips_and_a_malformed_one_is_refused():
+    from scipy.sparse import csr_array
+
+    table = csr_array(np.array([[0, 1.5, 0], [2.0, 0, 0], [0, 0, 0]], np.float32))
+    encoder = _Encoder()
+    stored = encoder.encode(table, "w")
+    loaded = _Decoder(encoder.arrays).decode(stored)
+    assert type(loaded) is csr_array and loaded.dtype == np.float32
+    np.testing.assert_array_equal(loaded.toarray(), table.toarray())
+    _, counts, indices, _ = stored["__csr__"]
+    for name, bad in ((counts, np.array([1, 1, 1])),     # more cells than values
+                      (counts, np.array([2, -1, 0])),    # a negative count
+                      (indices, np.array([1, 3]))):      # a column past the shape
+        arrays = dict(encoder.arrays, **{name["__array__"]: bad})
+        with pytest.raises(ValueError, match="malformed sparse"):
+            _Decoder(arrays).decode(stored)
 
 
 @pytest.mark.parametrize("kind", ["dense", "cells", "rows", "empty"])

@@ -22,7 +22,7 @@ from ..utils import (
 )
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
-from ._base import EasyFirstBase
+from ._base import _TABLE, EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary, look_up
 from ._tagger_features import (
     ambiguity_dictionary,
@@ -200,8 +200,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         Sorted hashes (:func:`sklearn_structured.kernels.hashing.feature_hash`)
         of the static features kept; the i-th is row ``i + 1`` of the
         weight table.
-    weights_ : ndarray of shape (n_rows, n_tags), float32
-        The perceptron weights tagging uses (averaged if ``average``).
+    weights_ : scipy.sparse.csr_array of shape (n_rows, n_tags), float32
+        The perceptron weights tagging uses (averaged if ``average``), in
+        CSR form: almost all of them are zero.
     training_state_ : dict or None
         What training goes on from, as in :class:`EasyFirstBeamParser`.
     n_iter_, n_updates_, n_invalid_updates_ : int
@@ -306,6 +307,17 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
     def _context(self):
         return kernels.tag_context(self.dynamic_base_, self.tag_context_values_)
+
+    def _store_prediction_weights(self):
+        """``weights_`` in CSR form: with many tags almost every cell is zero (FEATS on
+        EWT: 0.7% are not), and the kernels then add only the others."""
+        from scipy.sparse import csr_array
+
+        state = self.training_state_
+        table = state["weights"][_TABLE]
+        indptr, indices, data = kernels.prediction_table(
+            table, state["sums"][_TABLE], float(state["count"][0]), bool(self.average))
+        self.weights_ = csr_array((data, indices, indptr), shape=table.shape)
 
     # --- EasyFirstBase hooks -----------------------------------------------
     def _start(self, sentences, tags):

@@ -15,12 +15,19 @@ those features index a dense block of rows starting at ``context.base``. ``W``
 has one column per tag, which conjoins every feature with the action's tag.
 Tagging word ``j`` changes only the dynamic features of ``j-2..j+2``, so only
 their cached scores are recomputed.
+
+Training reads and updates a dense ``W``. A fitted tagger predicts with the
+same table in CSR form, ``(indptr, indices, data)``: with hundreds of tags
+(FEATS, lemma scripts) fewer than 1% of its cells are non-zero, so scoring
+adds only those and the model loads without building the dense table. Both
+forms add every non-zero weight in the same order, so they tag alike.
 """
 
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..kernels.hashing import feature_hash
 from ._beam import (action_key, early_update, extend_item, new_beam, new_candidates,
@@ -92,6 +99,73 @@ def static_feature_keys(form, lower, attributes, suffix, ambiguity, offsets):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_dense_row(weights, row, out):
+    for t in range(out.shape[0]):
+        out[t] += weights[row, t]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_sparse_row(weights, row, out):
+    indptr, indices, data = weights
+    for k in range(indptr[row], indptr[row + 1]):
+        out[indices[k]] += data[k]
+
+
+def add_row(weights, row, out):
+    """``out += weights[row]``, for a dense table or a CSR one given as its
+    ``(indptr, indices, data)`` arrays (where only the stored cells are added)."""
+    (_add_sparse_row if isinstance(weights, tuple) else _add_dense_row)(weights, row, out)
+
+
+@overload(add_row, inline="always")
+def _add_row_of(weights, row, out):
+    # numba picks the form by the type of the table, at compile time
+    if isinstance(weights, types.BaseTuple):
+        return lambda weights, row, out: _add_sparse_row(weights, row, out)
+    return lambda weights, row, out: _add_dense_row(weights, row, out)
+
+
+@njit(cache=True, nogil=True)
+def _prediction_cell(current, sums, count, average, i, t):
+    # as utils._training.prediction_weights computes each cell, then float32
+    if average:
+        return np.float32(current[i, t] - sums[i, t] / max(count, 1.0))
+    return np.float32(current[i, t])
+
+
+@njit(cache=True, nogil=True)
+def prediction_table(current, sums, count, average):
+    """The CSR ``(indptr, indices, data)`` of the prediction weights of a training
+    table (utils._training.prediction_weights, without the dense float32 copy and
+    the float64 temporaries it needs: a FEATS table of EWT is 52 million cells)."""
+    n_rows, n_tags = current.shape
+    indptr = np.zeros(n_rows + 1, np.int64)
+    for i in range(n_rows):
+        kept = 0
+        for t in range(n_tags):
+            if _prediction_cell(current, sums, count, average, i, t) != 0:
+                kept += 1
+        indptr[i + 1] = indptr[i] + kept
+    indices = np.empty(indptr[n_rows], np.int32)
+    data = np.empty(indptr[n_rows], np.float32)
+    k = 0
+    for i in range(n_rows):
+        for t in range(n_tags):
+            value = _prediction_cell(current, sums, count, average, i, t)
+            if value != 0:
+                indices[k] = t
+                data[k] = value
+                k += 1
+    return indptr, indices, data
+
+
+def sparse_table(matrix):
+    """The ``(indptr, indices, data)`` arrays a kernel reads of a CSR weight table."""
+    return (np.ascontiguousarray(matrix.indptr, np.int64),
+            np.ascontiguousarray(matrix.indices, np.int32), np.ascontiguousarray(matrix.data))
+
+
 class TagContext(NamedTuple):
     """Where the tag-context features live and what a neighbour's tag reads as."""
 
@@ -142,19 +216,19 @@ def dynamic_rows(tags, j, context, out):
 def _refresh(tags, lo, hi, static, W, n_tags, context, cache, best, rows):
     """Recompute the cached scores of the untagged words ``lo..hi`` and each one's
     best tags, ``best[q]`` (as many as the beam is wide), best first, the lower
-    tag first among equal scores."""
+    tag first among equal scores. ``W`` dense or CSR (see :func:`add_row`)."""
     n = tags.shape[0]
     width = best.shape[1]
     for q in range(max(lo, 0), min(hi, n - 1) + 1):
         if tags[q] >= 0:
             continue
         dynamic_rows(tags, q, context, rows)
+        cache[q, :n_tags] = static[q]
+        for d in range(N_DYNAMIC):
+            add_row(W, rows[d], cache[q])
         filled = 0
         for t in range(n_tags):
-            total = static[q, t]
-            for d in range(N_DYNAMIC):
-                total += W[rows[d], t]
-            cache[q, t] = total
+            total = cache[q, t]
             if filled == width and total <= cache[q, best[q, width - 1]]:
                 continue
             pos = filled if filled < width else width - 1
@@ -174,8 +248,7 @@ def _static_scores(static_rows, W, n_tags):
         for f in range(k):
             row = static_rows[j, f]
             if row > 0:
-                for t in range(n_tags):
-                    out[j, t] += W[row, t]
+                add_row(W, row, out[j])
     return out
 
 
@@ -201,19 +274,20 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, co
 
 
 @njit(cache=True, nogil=True)
-def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train, tags_out,
-             order_out, record):
+def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, merge, train,
+             tags_out, order_out, record):
     """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
     Mirrors :func:`._parser_kernels.beam_parse`: ``record`` gets ``(updated,
     score_correct, score_predicted, early, length)``; returns False when
-    training made an update.
+    training made an update. Scores are read from ``scorer`` (dense or CSR,
+    see :func:`add_row`), updates go to ``W`` and ``U`` (the dense training
+    table and its sums, the scorer itself in training); ``T`` tags.
     """
     n = static_rows.shape[0]
     s = beam_size
-    T = W.shape[1]  # one column per tag
     record[0] = 0.0
-    static = _static_scores(static_rows, W, T)
+    static = _static_scores(static_rows, scorer, T)
     tags = np.full((2, s, n), -1, np.int64)
     order, hist, cache, score, signature, correct = new_beam(s, n, T)
     # a step's best s extensions of an item are among its words' best s tags each
@@ -224,8 +298,8 @@ def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train,
     top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
 
-    _refresh(tags[0, 0], np.int64(0), n - 1, static, W, T, context, cache[0, 0], best[0, 0],
-             rows)
+    _refresh(tags[0, 0], np.int64(0), n - 1, static, scorer, T, context, cache[0, 0],
+             best[0, 0], rows)
     correct[0, 0] = True
     n_items = 1
     for step in range(n):
@@ -261,7 +335,7 @@ def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train,
             extend_item(order, hist, cache, score, signature, cur, b, nxt, k, step, j, j * T + t,
                         top_score[k], top_sig[k])
             best[nxt, k] = best[cur, b]
-            _refresh(tags[nxt, k], j - 2, j + 2, static, W, T, context, cache[nxt, k],
+            _refresh(tags[nxt, k], j - 2, j + 2, static, scorer, T, context, cache[nxt, k],
                      best[nxt, k], rows)
         n_items = count
         if train and (not any_correct or step == n - 1):
@@ -281,14 +355,14 @@ def beam_tag(static_rows, gold, W, U, counter, context, beam_size, merge, train,
 
 
 @njit(cache=True, nogil=True)
-def _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context, search,
-               train, tags_out, order_out, records):
+def _run_batch(static_rows, offsets, gold, sentence_order, scorer, perceptron, n_tags,
+               context, search, train, tags_out, order_out, records):
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
     W, U, count = perceptron
     for i in sentence_order:
         lo, hi, counter = next_sentence(offsets, i, count, train)
-        if beam_tag(static_rows[lo:hi], gold[lo:hi], W, U, counter, context,
+        if beam_tag(static_rows[lo:hi], gold[lo:hi], scorer, W, U, counter, n_tags, context,
                     search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
                     records[i]):
             n_clean += 1
@@ -299,16 +373,20 @@ def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, context,
                 records):
     """One perceptron pass; as :func:`._parser_kernels.train_epoch`, ``gold`` the tag ids."""
     scratch = np.empty(len(gold), np.int64)
-    return _run_batch(static_rows, offsets, gold, sentence_order, perceptron, context,
-                      search, True, scratch, np.empty_like(scratch), records)
+    W = perceptron.weights
+    return _run_batch(static_rows, offsets, gold, sentence_order, W, perceptron, W.shape[1],
+                      context, search, True, scratch, np.empty_like(scratch), records)
 
 
 def tag(static_rows, offsets, weights, context, search):
-    """Tag ids and tagging steps of every word, laid end to end."""
+    """Tag ids and tagging steps of every word, laid end to end; ``weights`` a dense
+    table or a SciPy CSR one."""
     n_sentences = len(offsets) - 1
     tags = np.empty(len(static_rows), np.int64)
     order = np.empty_like(tags)
-    _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences),
-               predicting(weights), context, search, False, tags, order,
+    n_tags = weights.shape[1]
+    scorer = sparse_table(weights) if hasattr(weights, "indptr") else weights
+    _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences), scorer,
+               predicting(np.zeros((0, 0))), n_tags, context, search, False, tags, order,
                np.zeros((n_sentences, 5)))
     return tags, order

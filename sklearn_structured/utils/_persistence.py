@@ -20,6 +20,8 @@ its non-zero cells (flat positions and values), or by its non-zero rows
 (row numbers and rows); and float arrays whose every value is a float16
 (weights an estimator rounded so, see the low-rank parser) are stored as
 float16; str arrays as UTF-8. Loading rebuilds the same array, of the same dtype.
+A SciPy CSR array (the easy-first tagger's weights) is stored as its three
+arrays and checked to describe one before it is rebuilt.
 
 Saving is atomic: the archive is written to a temporary file beside the
 destination and renamed over it only when complete, so a failed save leaves
@@ -55,6 +57,8 @@ FORMAT = "sklearn-structured-model"
 # estimator -> method), and the Tokenizer joins the format.
 # 9: the rank-space models gain batch_tokens, lr_decay and lr_patience (an older
 # fitted one could not be refitted or cloned), and TextPipeline joins the format.
+# (Version 9 files hold the easy-first tagger's weights_ dense or, since stop 40, as a
+# SciPy CSR array; its kernels read both, so that change needed no new version.)
 FORMAT_VERSION = 9
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
@@ -89,6 +93,17 @@ def _is_library_estimator(value):
 
     name = type(value).__name__
     return name in sklearn_structured._LAZY and type(value) is getattr(sklearn_structured, name)
+
+
+def _narrowest_uint(values):
+    """The narrowest unsigned dtype that holds every value of ``values`` (non-negative)."""
+    top = int(np.max(values, initial=0))
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(t).max)
+
+
+def _is_csr(value):
+    """Whether ``value`` is a SciPy CSR array (the sparse weights of some estimators)."""
+    return type(value).__name__ == "csr_array" and type(value).__module__.startswith("scipy.sparse")
 
 
 class _Encoder:
@@ -164,6 +179,15 @@ class _Encoder:
             return bool(value)
         if isinstance(value, np.ndarray):
             return self.array(value, where)
+        if _is_csr(value):
+            # each row's count of cells rather than indptr, and both in the narrowest
+            # unsigned type: the file is not compressed
+            counts = np.diff(value.indptr)
+            return {"__csr__": [list(value.shape),
+                                self.array(counts.astype(_narrowest_uint(counts)), where),
+                                self.array(value.indices.astype(_narrowest_uint(value.shape[1])),
+                                           where),
+                                self.array(value.data, where)]}
         if isinstance(value, list):
             return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, tuple):
@@ -258,6 +282,8 @@ class _Decoder:
         if kind == "__rows__":
             n_rows, rows, values = content
             return self._scatter([n_rows], rows, values, lambda out: out)
+        if kind == "__csr__":
+            return self._csr(*content)
         if kind == "__float__":
             return float(content)  # "nan", "inf", "-inf" only: float() parses nothing else of note
         if kind == "__tuple__":
@@ -288,6 +314,26 @@ class _Decoder:
             raise ValueError("model file holds a sparse array with positions out of range")
         target[index] = values
         return out
+
+    def _csr(self, shape, counts, indices, data):
+        """A SciPy CSR array from its rows' cell counts, column indices and values, after
+        checking that they describe one."""
+        from scipy.sparse import csr_array
+
+        counts, indices, data = self.decode(counts), self.decode(indices), self.decode(data)
+        if not (isinstance(shape, list) and len(shape) == 2
+                and all(isinstance(d, int) and d >= 0 for d in shape)
+                and all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (counts, indices, data))
+                and counts.dtype.kind in "iu" and indices.dtype.kind in "iu"
+                and data.dtype.kind in "iuf" and len(counts) == shape[0]
+                and len(indices) == len(data) and np.all(counts >= 0)
+                and counts.sum(dtype=np.int64) == len(data)
+                and (len(indices) == 0 or 0 <= indices.min() <= indices.max() < shape[1])):
+            raise ValueError("model file holds a malformed sparse (CSR) array")
+        indptr = np.zeros(shape[0] + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        index = np.int32 if max(shape[1], len(data)) < 2**31 else np.int64
+        return csr_array((data, indices.astype(index), indptr.astype(index)), shape=tuple(shape))
 
     @staticmethod
     def _key(key):
