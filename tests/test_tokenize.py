@@ -78,6 +78,22 @@ def test_multiword_expansion_known_forms_case_and_suffix_rules():
     assert expand("casa", known, rules) == ("casa",)
 
 
+def test_multiword_expansions_keep_only_what_the_fallback_gets_wrong():
+    # "Nessa" the name, "nessa" and "pelo" contractions, "-lo" a rule that "cabelo" must
+    # not take, plain words no rule touches
+    pairs = ([("Nessa", ("Nessa",))] * 2 + [("nessa", ("em", "essa"))] * 3
+             + [("pelo", ("por", "o"))] + [("cabelo", ("cabelo",))]
+             + [(f"{verb}-lo", (verb[:-1] + "er", "o")) for verb in ("fazê", "crê", "dizê")]
+             + [("casa", ("casa",)), ("Casa", ("Casa",))])
+    known, rules = learn_expansions(pairs, min_count=3)
+    assert expand("lê-lo", known, rules) == ("ler", "o")
+    assert known == {"written": {"Nessa": ()},
+                     "lower": {"nessa": ("em", "essa"), "pelo": ("por", "o")}}
+    # every training form still expands as it most often did in training
+    for form, words in pairs:
+        assert expand(form, known, rules) == (tuple(words) if form != "Nessa" else ("Nessa",))
+
+
 @pytest.fixture(scope="module")
 def sample():
     train = load_sample_treebank("train", as_document=True)

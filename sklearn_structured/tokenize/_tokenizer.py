@@ -178,8 +178,10 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     weights_ : ndarray of shape (n_features, 3), float32
         The averaged perceptron weights.
     expansions_ : dict
-        Lower-cased training forms to the words they stand for (an empty
-        tuple for plain tokens).
+        Training forms, as written (``"written"``) and lower-cased
+        (``"lower"``), to the words they stood for (an empty tuple for a
+        plain token): only those that the lower-cased entry, or else the
+        suffix rules, would expand otherwise.
     expansion_rules_ : dict
         Suffix to edit script ``(cut, added, following words)``.
     history_ : list of dict
