@@ -2,7 +2,6 @@
 
 import os
 
-import numpy as np
 import pytest
 
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
@@ -10,7 +9,6 @@ from sklearn_structured.easy_first._edit_scripts import (
     apply_script,
     encode_script,
     lemma_dictionary,
-    look_up,
     script_applies,
 )
 
@@ -78,6 +76,3 @@ def test_dictionary_keeps_the_most_frequent_lemma():
     assert keys.dtype.kind == values.dtype.kind == "U"
     assert dict(zip(keys.tolist(), values.tolist())) == {"saw": "see", "dogs": "dog",
                                                           "Zeta": "Zeta"}
-    assert look_up(keys, values, ["saw", "cats", "Zeta", "zeta"]) == ["see", None, "Zeta", None]
-    assert look_up(keys, values, []) == []
-    assert look_up(np.array([], dtype=str), np.array([], dtype=str), ["a"]) == [None]

@@ -166,8 +166,9 @@ def test_float16_valued_arrays_are_stored_as_float16(dtype):
 
 
 def test_string_arrays_are_stored_as_utf8():
-    words = np.array(["a", "", "naïve", "日本", "x" * 140] * 300)
-    for array in (words, words.reshape(2, -1), words[:0]):
+    words = np.array(["a", "", "naïve", "日本", "😀 b", "x" * 140] * 300)
+    big_endian = words.astype(words.dtype.newbyteorder(">"))
+    for array in (words, words.reshape(2, -1), words[:0], big_endian):
         encoder = _Encoder()
         description = json.loads(json.dumps(encoder.encode(array, "x")))
         assert sum(a.nbytes for a in encoder.arrays.values()) <= max(array.nbytes, 4096)
@@ -181,6 +182,11 @@ def test_string_arrays_are_stored_as_utf8():
     with pytest.raises(ValueError, match="string array"):
         _Decoder(arrays).decode({"__strings__": [[2], "<U5", {"__array__": "d"},
                                                  {"__array__": "n"}]})
+    for data, message in ((b"\xff\xfe", "not UTF-8"), ("日本".encode(), "longer than")):
+        arrays = {"d": np.frombuffer(data, np.uint8), "n": np.array([len(data)])}
+        with pytest.raises(ValueError, match=message):
+            _Decoder(arrays).decode({"__strings__": [[1], "<U1", {"__array__": "d"},
+                                                     {"__array__": "n"}]})
 
 
 @pytest.mark.parametrize("description", [

@@ -111,14 +111,3 @@ def lemma_dictionary(forms, lemmas):
     keys = sorted(counts)
     values = [counts[k].most_common(1)[0][0] for k in keys]
     return np.array(keys, dtype=str), np.array(values, dtype=str)
-
-
-def look_up(keys, values, forms):
-    """The dictionary lemma of each form, None for forms not in ``keys``."""
-    if len(keys) == 0:
-        return [None] * len(forms)
-    queries = np.array(forms, dtype=str) if forms else np.array([], dtype=str)
-    at = np.searchsorted(keys, queries)
-    at = np.minimum(at, len(keys) - 1)
-    found = keys[at] == queries
-    return [str(values[k]) if hit else None for k, hit in zip(at, found)]
