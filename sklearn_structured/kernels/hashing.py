@@ -41,6 +41,17 @@ def feature_hash(template, a, b, c, d, e):
     return np.int64(x >> np.uint64(1))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def table_row(key, size):
+    """The row of a table of ``size`` rows that the hash ``key`` (not negative) falls
+    in: ``key % size``, by a mask when ``size`` is a power of two (the usual table
+    size), which saves a 64-bit division per feature."""
+    mask = size - 1
+    if size & mask == 0:
+        return key & mask
+    return key % size
+
+
 def kept_positions(keys, kept):
     """Position of each hash of ``keys`` in the sorted array ``kept``, -1 where it is absent.
 

@@ -53,7 +53,7 @@ import numpy as np
 from numba import njit
 
 from .eisner import eisner_argmax
-from .hashing import feature_hash
+from .hashing import feature_hash, table_row
 from .mst import chu_liu_edmonds_argmax
 
 SIB, GP, GSIB, TSIB, BIGRAM = 0, 1, 2, 3, 4
@@ -228,9 +228,7 @@ def _template_id(row, attrs, n_features, a, b, c, d, context):
         conj += 32 * _distance_bin(distance)
     key = feature_hash(row[0], _value(attrs, a, k0, row[1]), _value(attrs, b, k1, row[2]),
                        _value(attrs, c, k2, row[3]), _value(attrs, d, k3, row[4]), conj)
-    if n_features & (n_features - 1) == 0:  # the modulo's id without a division
-        return key & (n_features - 1)
-    return key % n_features
+    return table_row(key, n_features)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -27,7 +27,7 @@ Token slot 0 of every sentence is the artificial root.
 import numpy as np
 from numba import njit
 
-from ..kernels.hashing import feature_hash
+from ..kernels.hashing import feature_hash, table_row
 
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
@@ -235,10 +235,10 @@ def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, ou
         for coarse in range(2):
             k = _tag_templates(out, k, coarse * COARSE_SHIFT, start, n, h, m, hw, mw,
                                upos if coarse else xpos, conj)
-    # reduced to theta indices in one place: a modulo per template would each
+    # reduced to theta indices in one place: a reduction per template would each
     # bring its own division-by-zero check to compile
     for j in range(k):
-        out[j] %= n_features
+        out[j] = table_row(out[j], n_features)
     return k
 
 

@@ -16,6 +16,7 @@ from numba import njit
 from scipy import sparse
 from sklearn.utils.extmath import randomized_svd
 
+from ..kernels.hashing import table_row
 from ..kernels.sorting import sorted_position
 from ._features import (
     A_HL_ML,
@@ -116,7 +117,7 @@ def tensor_entries(sent_off, arcs, tokens, table, theta, config, pairs):
                 rows[q] = i
                 cols[q] = j
                 deps[q] = bucket if rep else BIAS_BUCKET
-                vals[q] = theta[key % n_features]
+                vals[q] = theta[table_row(key, n_features)]
                 q += 1
     return rows[:q], cols[:q], deps[:q], vals[:q]
 
