@@ -11,7 +11,7 @@ timed; scores the output with ``sklearn-structured evaluate`` against the
 gold test file; with ``--conll18`` also by the CoNLL 2018 scorer, and parses
 the test file's raw text end to end. Figures go to the ``pipeline_<parser>`` section of
 benchmarks/RESULTS.md (``pipeline_<parser>_<treebank>_<targets>`` for another
-treebank or other targets).
+treebank or other targets; ``_seed<N>`` added for ``--seed N`` other than 0).
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python benchmarks/bench_pipeline.py --parser lowrank --work /tmp/pipe
@@ -94,6 +94,8 @@ def main():
                     "train's, every tag column)")
     ap.add_argument("--tagger-param", action="append", default=[], metavar="KEY=VALUE",
                     help="tagger parameter, passed to train")
+    ap.add_argument("--seed", type=int, default=0, help="random_state of the tokeniser, the "
+                    "taggers and the parser (default 0)")
     ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
@@ -127,6 +129,8 @@ def main():
         train_args += ["--param", p]
     for p in args.tagger_param:
         train_args += ["--tagger-param", p]
+    for option in ("--param", "--tagger-param", "--tokenizer-param"):
+        train_args += [option, f"random_state={args.seed}"]
     record = work / f"{args.parser}-training.json"
     if not (args.reuse_model and model.exists()):
         train_wall, train_cpu, _ = cli(*train_args)
@@ -181,6 +185,7 @@ def main():
     targets = args.targets or "default targets"
     suffix = ("" if (args.treebank, args.targets) == ("en_ewt", None)
               else f"_{args.treebank}_{targets.replace(',', '-').replace(' ', '-')}")
+    suffix += f"_seed{args.seed}" if args.seed else ""
     write_section(f"pipeline_{args.parser}{suffix}",
                   f"Forms-only pipeline on {args.treebank} ({args.parser}, tagging "
                   f"{targets})", body)
