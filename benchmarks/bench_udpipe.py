@@ -13,6 +13,13 @@ as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
+``--raw-text`` trains UDPipe's tokeniser too (its defaults) and runs the
+whole model end to end on the test file's raw text (the text that
+``bench_pipeline.py --conll18`` gives our ``parse --input-format text``);
+``--ours`` then names our output on that text, and both are scored by the
+CoNLL 2018 scorer, which aligns differing tokenisations (section
+``udpipe_<treebank>_raw_text``).
+
 UDPipe is not a dependency of the library; without it the script says so and
 stops.
 
@@ -29,7 +36,7 @@ import os
 import re
 from pathlib import Path
 
-from _common import conll18_scores, data_home, timed
+from _common import CONLL18_FIGURES, conll18_scores, data_home, timed
 from _results import markdown_table, write_section
 from bench_pipeline import cli, strip_to_forms
 
@@ -55,12 +62,14 @@ def udpipe_sentences(udpipe, text):
     return sentences
 
 
-def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options):
-    """Train and save a model; return the CPU and wall seconds."""
+def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options, tokenizer):
+    """Train and save a model (with UDPipe's default tokeniser when ``tokenizer``);
+    return the CPU and wall seconds."""
     training, heldout = (udpipe_sentences(udpipe, read_text(p)) for p in (train, dev))
     error = udpipe.ProcessingError()
+    tokenizer_options = udpipe.Trainer.DEFAULT if tokenizer else udpipe.Trainer.NONE
     trained, wall, seconds = timed(lambda: udpipe.Trainer.train(
-        "morphodita_parsito", training, heldout, udpipe.Trainer.NONE, tagger_options,
+        "morphodita_parsito", training, heldout, tokenizer_options, tagger_options,
         parser_options, error))
     if error.occurred():
         raise RuntimeError(f"UDPipe training failed: {error.message}")
@@ -68,12 +77,13 @@ def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options):
     return seconds, wall
 
 
-def apply_udpipe(udpipe, model, source, destination):
-    """Tag and parse ``source`` (CoNLL-U) into ``destination``; return the wall seconds."""
+def apply_udpipe(udpipe, model, source, destination, input_format="conllu"):
+    """Tag and parse ``source`` (CoNLL-U, or raw text given ``input_format="tokenize"``)
+    into ``destination``; return the wall seconds."""
     loaded = udpipe.Model.load(str(model))
     if loaded is None:
         raise RuntimeError(f"UDPipe could not load {model}")
-    pipeline = udpipe.Pipeline(loaded, "conllu", udpipe.Pipeline.DEFAULT,
+    pipeline = udpipe.Pipeline(loaded, input_format, udpipe.Pipeline.DEFAULT,
                                udpipe.Pipeline.DEFAULT, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
@@ -95,6 +105,45 @@ def evaluate(gold, predicted):
     return figures
 
 
+def raw_text_section(udpipe, args, model, trained, gold, work):
+    """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
+    comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
+    our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer."""
+    from sklearn_structured.datasets import read_conllu
+    from sklearn_structured.tokenize import segmented_text
+
+    text = work / "test.txt"
+    text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
+    predicted = work / "udpipe-from-text.conllu"
+    apply_udpipe(udpipe, model, text, predicted, "tokenize")  # warm-up
+    wall = apply_udpipe(udpipe, model, text, predicted, "tokenize")
+    n_sentences = sum(1 for line in open(gold, encoding="utf-8") if line.startswith("# sent_id"))
+    systems = [("UDPipe 1", predicted)] + [tuple(o.split("=", 1)) for o in args.ours]
+    rows = [[name, *(f"{scores[c]:.2f}" for c in CONLL18_FIGURES)]
+            for name, scores in ((name, conll18_scores(args.conll18, gold, path))
+                                 for name, path in systems)]
+    if len(rows) > 1:
+        rows.append([f"{rows[1][0]} - UDPipe 1", *(f"{float(b) - float(a):+.2f}"
+                                                  for a, b in zip(rows[0][1:], rows[1][1:]))])
+    body = (
+        f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
+        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data in "
+        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall, load average "
+        f"{trained['load'][0]:.1f} -> {trained['load'][1]:.1f}); model "
+        f"{model.stat().st_size / 1e6:.1f} MB. Applied end to end to the test file's raw text "
+        f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
+        f"sentences) in {wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded). "
+        "Scored by the CoNLL 2018 shared-task scorer (a local copy outside the repository); "
+        "the other rows are the named files, scored alike:\n\n"
+        + markdown_table(["system", *CONLL18_FIGURES], rows)
+        + ("\n\nPublished for UDPipe 1 on EWT from raw text (UD 2.5, its own models): UAS 80.2, "
+           "LAS 77.0.\n" if args.treebank == "en_ewt" else "")
+    )
+    write_section(f"udpipe_{args.treebank}_raw_text",
+                  f"UDPipe 1 end to end from raw text on {args.treebank}, beside ours", body)
+    print(body)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebank", default="en_ewt")
@@ -105,7 +154,13 @@ def main():
     ap.add_argument("--parser", default="", help="UDPipe parser options (default: its defaults)")
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py, the CoNLL 2018 scorer")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
+    ap.add_argument("--raw-text", action="store_true",
+                    help="train UDPipe's tokeniser too and run end to end from the test file's "
+                         "raw text (needs --conll18; --ours then names our `parse "
+                         "--input-format text` output on the same text)")
     args = ap.parse_args()
+    if args.raw_text and not args.conll18:
+        ap.error("--raw-text needs --conll18: only the CoNLL 2018 scorer aligns tokenisations")
     data_home()
     try:
         import ufal.udpipe as udpipe
@@ -122,13 +177,18 @@ def main():
     gold.write_text(read_text(test), encoding="utf-8")
     forms = work / "test-forms.conllu"
     strip_to_forms(gold, forms)
-    model, record = work / "udpipe.model", work / "udpipe-training.json"
+    stem = "udpipe-raw" if args.raw_text else "udpipe"
+    model, record = work / f"{stem}.model", work / f"{stem}-training.json"
     if not (args.reuse_model and model.exists() and record.exists()):
         load = os.getloadavg()[0]
-        cpu, wall = train_udpipe(udpipe, train, dev, model, args.tagger, args.parser)
+        cpu, wall = train_udpipe(udpipe, train, dev, model, args.tagger, args.parser,
+                                 tokenizer=args.raw_text)
         record.write_text(json.dumps({"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
                                       "tagger": args.tagger, "parser": args.parser}))
     trained = json.loads(record.read_text())
+    if args.raw_text:
+        raw_text_section(udpipe, args, model, trained, gold, work)
+        return
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
     wall = apply_udpipe(udpipe, model, forms, predicted)
