@@ -105,6 +105,23 @@ def evaluate(gold, predicted):
     return figures
 
 
+def count_sentences(path):
+    return sum(1 for line in open(path, encoding="utf-8") if line.startswith("# sent_id"))
+
+
+def compared_systems(udpipe_output, ours):
+    """(name, path) of UDPipe's output, then of each ``--ours NAME=FILE``."""
+    return [("UDPipe 1", udpipe_output)] + [tuple(o.split("=", 1)) for o in ours]
+
+
+def add_difference_row(rows):
+    """Append the second system's row minus UDPipe's (the first), "-" where either has none."""
+    if len(rows) > 1:
+        rows.append([f"{rows[1][0]} - UDPipe 1"] + [
+            "-" if "-" in (a, b) else f"{float(b) - float(a):+.2f}"
+            for a, b in zip(rows[0][1:], rows[1][1:])])
+
+
 def raw_text_section(udpipe, args, model, trained, gold, work):
     """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
     comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
@@ -117,14 +134,12 @@ def raw_text_section(udpipe, args, model, trained, gold, work):
     predicted = work / "udpipe-from-text.conllu"
     apply_udpipe(udpipe, model, text, predicted, "tokenize")  # warm-up
     wall = apply_udpipe(udpipe, model, text, predicted, "tokenize")
-    n_sentences = sum(1 for line in open(gold, encoding="utf-8") if line.startswith("# sent_id"))
-    systems = [("UDPipe 1", predicted)] + [tuple(o.split("=", 1)) for o in args.ours]
+    n_sentences = count_sentences(gold)
+    systems = compared_systems(predicted, args.ours)
     rows = [[name, *(f"{scores[c]:.2f}" for c in CONLL18_FIGURES)]
             for name, scores in ((name, conll18_scores(args.conll18, gold, path))
                                  for name, path in systems)]
-    if len(rows) > 1:
-        rows.append([f"{rows[1][0]} - UDPipe 1", *(f"{float(b) - float(a):+.2f}"
-                                                  for a, b in zip(rows[0][1:], rows[1][1:]))])
+    add_difference_row(rows)
     body = (
         f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
         f"their defaults) trained on {args.treebank}'s train split with dev as held-out data in "
@@ -192,17 +207,14 @@ def main():
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
     wall = apply_udpipe(udpipe, model, forms, predicted)
-    n_sentences = sum(1 for line in open(gold, encoding="utf-8") if line.startswith("# sent_id"))
+    n_sentences = count_sentences(gold)
 
-    systems = [("UDPipe 1", predicted)] + [tuple(o.split("=", 1)) for o in args.ours]
+    systems = compared_systems(predicted, args.ours)
     columns = ["UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p"]
     # evaluate leaves out a tag column a system does not fill (all '_'): "-" in both tables
     figures = [evaluate(gold, path) for _, path in systems]
     rows = [[name] + [f.get(c, "-") for c in columns] for (name, _), f in zip(systems, figures)]
-    if len(systems) > 1:
-        rows.append([f"{systems[1][0]} - UDPipe 1"] + [
-            "-" if "-" in (a, b) else f"{float(b) - float(a):+.2f}"
-            for a, b in zip(rows[0][1:], rows[1][1:])])
+    add_difference_row(rows)
     body = (
         f"UDPipe 1 (ufal.udpipe {udpipe.Version.current().major}."
         f"{udpipe.Version.current().minor}.{udpipe.Version.current().patch}, "
