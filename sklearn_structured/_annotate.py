@@ -182,10 +182,9 @@ def _annotated(model, kind, document, done):
             tagged, predicted = annotate(model, X)
             # the pipeline reads only the forms: the tag columns it does not
             # predict are cleared, not copied from the input
-            for field in _TAG_COLUMNS:
-                document = document.with_tags(
-                    [[token.get(field) if field in targets else None for token in sentence]
-                     for sentence in tagged], field)
+            document = document.with_tag_columns({
+                field: [[token.get(field) if field in targets else None for token in sentence]
+                        for sentence in tagged] for field in _TAG_COLUMNS})
         else:
             def where(index, row=None):
                 return _where(document.source, done + index, document[index], row)

@@ -74,8 +74,8 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
         out = []
         for sentence in check_sentences(X):
             out.append([
-                {f: token[f] for f in fields if f in token} if isinstance(token, Mapping)
-                else token
+                {f: token[f] for f in fields if f in token}
+                if type(token) is dict or isinstance(token, Mapping) else token
                 for token in sentence
             ])
         return out

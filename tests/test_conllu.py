@@ -129,6 +129,19 @@ def test_with_heads_clear_deps_blanks_deps_and_leaves_out_empty_nodes():
     assert all(row[8] == "_" for row in rows if row[0].isdigit())
     assert read_conllu(io.StringIO(write_conllu(new))).to_sentences() == doc.to_sentences()
 
+def test_with_tag_columns_equals_one_column_at_a_time():
+    doc = read_conllu(io.StringIO(SAMPLE))
+    lengths = [len(s.words) for s in doc]
+    upos = [["X"] * n for n in lengths]
+    lemmas = [[f"l{i}" for i in range(n)] for n in lengths]
+    both = doc.with_tag_columns({"upos": upos, "lemma": lemmas})
+    assert write_conllu(both) == write_conllu(doc.with_tags(upos, "upos").with_tags(lemmas, "lemma"))
+    with pytest.raises(ValueError, match="field must be one of"):
+        doc.with_tag_columns({"upos": upos, "head": upos})
+    with pytest.raises(ValueError, match="1 tag sequences"):
+        doc.with_tag_columns({"lemma": lemmas[:1]})
+
+
 
 def test_unparsed_input_reads_but_does_not_load():
     raw = "1\tHello\t_\t_\t_\t_\t_\t_\t_\t_\n2\tworld\t_\t_\t_\t_\t_\t_\t_\t_\n\n"

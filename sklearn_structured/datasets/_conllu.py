@@ -348,23 +348,31 @@ class ConlluDocument:
         str or None, is empty or holds a TAB or line break raises a
         ValueError naming the sentence and word.
         """
-        if field not in _TAG_COLUMNS:
-            raise ValueError(f"field must be one of {_TAG_COLUMNS}, got {field!r}")
-        column = COLUMNS.index(field)
-        tags = list(tags)
-        if len(tags) != len(self.sentences):
-            raise ValueError(
-                f"got {len(tags)} tag sequences for a document of {len(self.sentences)} sentences"
-            )
+        return self.with_tag_columns({field: tags})
+
+    def with_tag_columns(self, columns):
+        """:meth:`with_tags` for several columns at once: ``columns`` maps each field
+        to its tags (one pass over the document, as a pipeline writes its taggers')."""
+        indices = {}
+        for name, tags in columns.items():
+            if name not in _TAG_COLUMNS:
+                raise ValueError(f"field must be one of {_TAG_COLUMNS}, got {name!r}")
+            tags = list(tags)
+            if len(tags) != len(self.sentences):
+                raise ValueError(f"got {len(tags)} tag sequences for a document of "
+                                 f"{len(self.sentences)} sentences")
+            indices[COLUMNS.index(name)] = tags
         sentences = []
-        for index, (sentence, labels) in enumerate(zip(self.sentences, tags)):
+        for index, sentence in enumerate(self.sentences):
             rows = [list(r) for r in sentence.rows]
             words = [r for r in rows if r[0].isdigit()]
-            labels = list(labels)
-            if len(labels) != len(words):
-                raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
-            for m, (row, label) in enumerate(zip(words, labels), start=1):
-                row[column] = _text_field(label, self._where, index, "tag", m)
+            for column, tags in indices.items():
+                labels = list(tags[index])
+                if len(labels) != len(words):
+                    raise ValueError(
+                        f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
+                for m, (row, label) in enumerate(zip(words, labels), start=1):
+                    row[column] = _text_field(label, self._where, index, "tag", m)
             sentences.append(self._replaced(sentence, rows))
         return ConlluDocument(sentences, source=self.source, newline=self.newline)
 

@@ -74,7 +74,8 @@ def _with_target(sentence, field, tags):
     """A copy of ``sentence`` whose tokens carry ``tags`` in ``field``."""
     out = []
     for token, tag in zip(sentence, tags):
-        if isinstance(token, Mapping):
+        # dicts first: the ABC check is slow per token
+        if type(token) is dict or isinstance(token, Mapping):
             token = dict(token)
         else:
             token = {"form": token}

@@ -11,6 +11,8 @@ from itertools import repeat
 import numpy as np
 
 _FIELDS = ("form", "lemma", "upos", "xpos", "feats")
+# the types of a field other than form
+_FIELD_TYPES = (str, type(None))
 
 
 def token_field(token, field):
@@ -111,6 +113,14 @@ def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
         if len(sentence) == 0:
             raise ValueError(f"{name}[{i}] is an empty sentence (zero tokens)")
         for j, token in enumerate(sentence):
+            # the usual token, a dict of str fields, without a call (every step of a
+            # pipeline checks every token)
+            if type(token) is dict and type(token.get("form")) is str:
+                get = token.get
+                if (type(get("lemma")) in _FIELD_TYPES and type(get("upos")) in _FIELD_TYPES
+                        and type(get("xpos")) in _FIELD_TYPES
+                        and type(get("feats")) in _FIELD_TYPES):
+                    continue
             _check_token(token, name, i, j)
     check_token_fields(sentences, fields, reader=reader, where=lambda i: f"{name}[{i}]")
     return sentences
