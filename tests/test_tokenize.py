@@ -12,7 +12,15 @@ from sklearn.base import clone
 from sklearn_structured.datasets import load_sample_treebank, read_conllu, write_conllu
 from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
+from sklearn_structured.tokenize._kernels import (
+    N_TEMPLATES,
+    N_TEMPLATES_WITHOUT_WEB,
+    _web_address,
+    label_spans,
+    predict_labels,
+)
 from sklearn_structured.tokenize._multiword import expand, learn_expansions
+from sklearn_structured.tokenize._tokenizer import _Text, encode_text
 from sklearn_structured.utils import load_model, save_model
 
 CONLLU = """\
@@ -189,3 +197,25 @@ def test_bad_input_is_refused_with_a_clear_message(sample):
     with pytest.raises(ValueError, match="power of two"):
         Tokenizer(n_features=3000).fit([sample[0]])
     assert tokenizer.predict(["", "   \n "]) == [[], []]
+
+
+@pytest.mark.parametrize("chunk, expected", [
+    ("someone@example.com", 1), ("HTTP://example.org/a-b", 1), ("WWW.example.org", 1),
+    ("U.S.", 0), ("counter-attack", 0), ("www.", 0), ("a:/b", 0),
+])
+def test_web_and_mail_addresses_are_told_apart(chunk, expected):
+    codes, _ = encode_text(chunk)
+    assert _web_address(codes, 0, len(codes)) == expected
+
+
+def test_a_model_fitted_before_the_address_templates_scores_with_its_own(sample):
+    tokenizer = sample[2]
+    assert tokenizer.n_templates_ == N_TEMPLATES
+    old = pickle.loads(pickle.dumps(tokenizer))
+    del old.n_templates_  # as in files saved before the templates were added
+    text = "Write to someone@example.com or see www.example.org/a-b today. Thanks!"
+    encoded = _Text(text)
+    labels = predict_labels(encoded.codes, encoded.classes, encoded.context, old.weights_,
+                            old.weights_.shape[0] - 1, N_TEMPLATES_WITHOUT_WEB)
+    spans, _ = label_spans(labels, encoded.classes)
+    np.testing.assert_array_equal(old._segment(text)[0], spans)

@@ -7,8 +7,9 @@ token and a sentence (``SENTENCE_END``). A character followed by white space
 decision is left there. The features of a character are hashed n-grams of
 the lower-cased characters around it, the classes (case, digit,
 punctuation, space) around it, and, from the white-space-delimited chunk it
-stands in, what comes before and after it in that chunk and what the next
-chunk starts with; the weights are a multiclass averaged perceptron.
+stands in, what comes before and after it in that chunk, what the next
+chunk starts with and whether the chunk looks like a web or e-mail address;
+the weights are a multiclass averaged perceptron.
 
 Text arrives as two arrays of one entry per character: ``codes`` (the
 lower-cased code point) and ``classes`` (see ``CLASS_*``). The per-character
@@ -30,14 +31,17 @@ CLASS_FINAL_PUNCT, CLASS_PUNCT, CLASS_SPACE, CLASS_NEWLINE, CLASS_OUTSIDE = 4, 5
 # (at most PART characters each), their lengths and shapes (classes, runs
 # collapsed), the first PART characters of the next chunk and its first
 # class, the newlines before that chunk, the last three characters up to
-# this one, and the last PART characters of the previous chunk
+# this one, the last PART characters of the previous chunk, and whether the
+# chunk is a web or e-mail address (see _web_address)
 CTX_LEFT, CTX_RIGHT, CTX_LEFT_LEN, CTX_RIGHT_LEN = 0, 1, 2, 3
 CTX_NEXT_WORD, CTX_NEXT_CLASS, CTX_NEWLINES, CTX_SUFFIX3 = 4, 5, 6, 7
-CTX_LEFT_SHAPE, CTX_RIGHT_SHAPE, CTX_PREVIOUS_WORD = 8, 9, 10
-N_CONTEXT = 11
+CTX_LEFT_SHAPE, CTX_RIGHT_SHAPE, CTX_PREVIOUS_WORD, CTX_WEB = 8, 9, 10, 11
+N_CONTEXT = 12
 PART = 10
 
-N_TEMPLATES = 26
+N_TEMPLATES = 28
+# models fitted before the two address templates were added score with the others only
+N_TEMPLATES_WITHOUT_WEB = 26
 
 
 @njit(cache=True, nogil=True)
@@ -57,6 +61,25 @@ def _shape_hash(classes, start, stop):
             h = feature_hash(98, h, classes[j], 0, 0, 0)
             previous = classes[j]
     return h
+
+
+_AT, _COLON, _SLASH, _W, _DOT = ord("@"), ord(":"), ord("/"), ord("w"), ord(".")
+
+
+@njit(cache=True, nogil=True)
+def _web_address(codes, start, stop):
+    """1 when the chunk ``codes[start:stop]`` (lower-cased) looks like an e-mail or web
+    address, which treebanks keep whole however much punctuation it holds: it holds
+    ``@`` or ``://``, or starts with ``www.``; else 0."""
+    for j in range(start, stop):
+        if codes[j] == _AT:
+            return 1
+        if codes[j] == _COLON and j + 2 < stop and codes[j + 1] == _SLASH and codes[j + 2] == _SLASH:
+            return 1
+    if (stop - start > 4 and codes[start] == _W and codes[start + 1] == _W
+            and codes[start + 2] == _W and codes[start + 3] == _DOT):
+        return 1
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -104,7 +127,9 @@ def text_context(codes, classes):
                 j -= 1
             if j >= 0:
                 previous_word = _chunk_hash(codes, max(starts[j], j - PART + 1), j + 1)
+        web = _web_address(codes, start, end)
         for k in range(start, end):
+            context[k, CTX_WEB] = web
             context[k, CTX_PREVIOUS_WORD] = previous_word
             context[k, CTX_LEFT_SHAPE] = _shape_hash(classes, max(start, k - PART + 1), k + 1)
             context[k, CTX_RIGHT_SHAPE] = _shape_hash(classes, k + 1, min(end, k + 1 + PART))
@@ -129,7 +154,8 @@ def _at(array, i, outside):
 
 @njit(cache=True, nogil=True)
 def position_features(i, codes, classes, context, mask, out):
-    """The weight rows of character ``i``'s features, written into ``out`` (N_TEMPLATES)."""
+    """The weight rows of character ``i``'s features, written into ``out``: N_TEMPLATES
+    of them, or the first N_TEMPLATES_WITHOUT_WEB when ``out`` is that short."""
     c0 = codes[i]
     cm2, cm1 = _at(codes, i - 2, -1), _at(codes, i - 1, -1)
     c1, c2 = _at(codes, i + 1, -1), _at(codes, i + 2, -1)
@@ -167,6 +193,10 @@ def position_features(i, codes, classes, context, mask, out):
     out[24] = feature_hash(24, ctx[CTX_LEFT_SHAPE], ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES],
                            k1, 0) & mask
     out[25] = feature_hash(25, left, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
+    if len(out) > N_TEMPLATES_WITHOUT_WEB:
+        km1 = _at(classes, i - 1, CLASS_OUTSIDE)
+        out[26] = feature_hash(26, ctx[CTX_WEB], km1, classes[i], k1, 0) & mask
+        out[27] = feature_hash(27, ctx[CTX_WEB], c0, c1, 0, 0) & mask
     return out
 
 
@@ -227,11 +257,12 @@ def perceptron_epoch(order, segments, codes, classes, context, gold, weights, su
 
 
 @njit(cache=True, nogil=True)
-def predict_labels(codes, classes, context, weights, mask):
-    """The label of every character (white space gets INSIDE)."""
+def predict_labels(codes, classes, context, weights, mask, n_templates):
+    """The label of every character (white space gets INSIDE), from the first
+    ``n_templates`` templates (those the weights were fitted with)."""
     n = len(codes)
     labels = np.zeros(n, np.int8)
-    rows = np.empty(N_TEMPLATES, np.int64)
+    rows = np.empty(n_templates, np.int64)
     for i in range(n):
         if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
             continue
