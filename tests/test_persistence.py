@@ -321,3 +321,25 @@ def test_a_truncated_model_file_is_called_so(sample, tmp_path):
         path.write_bytes(content[:size])
         with pytest.raises(ValueError, match="damaged or truncated"):
             load_model(path)
+
+
+def test_equal_dictionaries_of_several_steps_are_stored_and_loaded_once():
+    from sklearn_structured.utils._sentences import Vocabulary
+
+    words = np.array([f"word{i}" for i in range(500)])
+    vocabulary = Vocabulary(["b", "a", "b", "c"])
+    value = {"one": [words, vocabulary], "two": [words.copy(), Vocabulary(["b", "a", "b", "c"])]}
+    encoder = _Encoder()
+    description = json.loads(json.dumps(encoder.encode(value, "x")))
+    assert len(encoder.arrays) == 2 + 1  # the words' bytes and lengths, the vocabulary
+    rebuilt = _Decoder(encoder.arrays).decode(description)
+    one, two = rebuilt["one"], rebuilt["two"]
+    assert one[0] is two[0] and one[1] is two[1]
+    np.testing.assert_array_equal(one[0], words)
+    assert one[1].itos == vocabulary.itos and one[1].stoi == vocabulary.stoi
+    # a string numpy would cut (a trailing NUL) keeps the JSON list, as older files do
+    odd = Vocabulary(["a\0", "b"])
+    again = _Decoder({}).decode(json.loads(json.dumps(_Encoder().encode(odd, "x"))))
+    assert again.itos == odd.itos
+    with pytest.raises(ValueError, match="malformed vocabulary"):
+        _Decoder({"v": np.array([1, 2])}).decode({"__vocabulary__": {"__array__": "v"}})

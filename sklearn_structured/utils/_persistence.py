@@ -19,7 +19,10 @@ updated), so a numeric array is stored whichever way is smallest: whole, by
 its non-zero cells (flat positions and values), or by its non-zero rows
 (row numbers and rows); and float arrays whose every value is a float16
 (weights an estimator rounded so, see the low-rank parser) are stored as
-float16; str arrays as UTF-8. Loading rebuilds the same array, of the same dtype.
+float16; str arrays as UTF-8, an equal str array or vocabulary once however
+many steps hold it (the taggers of a pipeline each keep the same
+dictionaries), and loaded as one object those steps share. Loading rebuilds
+the same array, of the same dtype.
 A SciPy CSR array (the easy-first tagger's weights) is stored as its three
 arrays and checked to describe one before it is rebuilt.
 
@@ -29,6 +32,7 @@ an existing model intact.
 """
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -111,6 +115,8 @@ class _Encoder:
 
     def __init__(self):
         self.arrays = {}
+        # str arrays by content, so that each is stored once
+        self.strings = {}
 
     def array(self, value, where):
         if value.dtype.kind == "O":
@@ -119,8 +125,12 @@ class _Encoder:
             value = value.astype(str)
         if value.dtype.kind not in "biufcU":
             raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} are not supported")
-        if value.dtype.kind == "U" and value.nbytes >= 4096:
-            return self._strings(value)
+        if value.dtype.kind == "U":
+            key = (value.dtype.str, value.shape, hashlib.sha256(value.tobytes()).digest())
+            if key not in self.strings:
+                self.strings[key] = (self._strings(value) if value.nbytes >= 4096
+                                     else self._store(value))
+            return self.strings[key]
         # small arrays stay whole: a sparse one costs two archive entries
         if value.dtype.kind in "iuf" and value.ndim >= 1 and value.nbytes >= 4096:
             sparse = self._sparse(value)
@@ -196,7 +206,11 @@ class _Encoder:
             return {"__dict__": [[self.encode(k, f"a key of {where}"), self.encode(v, f"{where}[{k!r}]")]
                                  for k, v in value.items()]}
         if isinstance(value, Vocabulary):
-            return {"__vocabulary__": list(value.itos)}
+            # as a str array, stored once for every step that has the same one; numpy
+            # would drop a trailing NUL, so such a vocabulary stays a JSON list
+            if any(s.endswith("\0") for s in value.itos):
+                return {"__vocabulary__": list(value.itos)}
+            return {"__vocabulary__": self.array(np.array(value.itos, dtype=str), where)}
         if _is_library_estimator(value):
             return self.estimator(value, where)
         if _is_pipeline(value):
@@ -236,6 +250,17 @@ def _is_pipeline(value):
             and getattr(value, "transform_input", None) is None)
 
 
+def _vocabulary(strings):
+    from ._sentences import Vocabulary
+
+    if not all(isinstance(s, str) for s in strings):
+        raise ValueError("model file holds a malformed vocabulary")
+    vocabulary = Vocabulary()
+    vocabulary.itos = list(strings)
+    vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}
+    return vocabulary
+
+
 def _str_array(data, lengths, dtype):
     """The str array of ``dtype`` (``<U<width>``, say) whose items are the UTF-8 bytes
     ``data``, ``lengths`` bytes each, built without a Python str per item (a list of
@@ -261,10 +286,10 @@ def _str_array(data, lengths, dtype):
 class _Decoder:
     def __init__(self, arrays):
         self.arrays = arrays
+        # str arrays and vocabularies stored once for several steps, decoded once
+        self.shared = {}
 
     def decode(self, value):
-        from ._sentences import Vocabulary
-
         if not isinstance(value, (dict, list)):
             return value
         if isinstance(value, list):
@@ -279,16 +304,7 @@ class _Decoder:
                 raise ValueError(f"model file refers to a missing array {content!r}")
             return self.arrays[content]
         if kind == "__strings__":
-            shape, dtype, data, lengths = content
-            data, lengths = self.decode(data), self.decode(lengths)
-            if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
-                    and isinstance(dtype, str) and re.fullmatch(r"[<>|]U\d+", dtype)
-                    and isinstance(data, np.ndarray) and data.dtype == np.uint8
-                    and isinstance(lengths, np.ndarray) and lengths.dtype.kind in "iu"
-                    and lengths.ndim == 1 and len(lengths) == math.prod(shape)
-                    and np.all(lengths >= 0) and lengths.sum() == data.size):
-                raise ValueError("model file holds a malformed string array")
-            return _str_array(data, lengths, dtype).reshape(shape)
+            return self._once(value, lambda: self._strings(content))
         if kind == "__float16__":
             dtype, stored = content
             stored = self.decode(stored)
@@ -313,11 +329,36 @@ class _Decoder:
         if kind == "__pipeline__":
             return self.pipeline(content)
         if kind == "__vocabulary__":
-            vocabulary = Vocabulary()
-            vocabulary.itos = list(content)
-            vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}
-            return vocabulary
+            if isinstance(content, list):  # older files, or a string ending in NUL
+                return _vocabulary(content)
+            return self._once(value, lambda: _vocabulary(self._str_list(content)))
         raise ValueError(f"model file holds an unknown value kind {kind!r}")
+
+    def _once(self, value, build):
+        """``build()``, made once for all the equal ``value``s of the file (references to
+        the same stored arrays), so that the steps holding them share one object."""
+        key = json.dumps(value)
+        if key not in self.shared:
+            self.shared[key] = build()
+        return self.shared[key]
+
+    def _strings(self, content):
+        shape, dtype, data, lengths = content
+        data, lengths = self.decode(data), self.decode(lengths)
+        if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
+                and isinstance(dtype, str) and re.fullmatch(r"[<>|]U\d+", dtype)
+                and isinstance(data, np.ndarray) and data.dtype == np.uint8
+                and isinstance(lengths, np.ndarray) and lengths.dtype.kind in "iu"
+                and lengths.ndim == 1 and len(lengths) == math.prod(shape)
+                and np.all(lengths >= 0) and lengths.sum() == data.size):
+            raise ValueError("model file holds a malformed string array")
+        return _str_array(data, lengths, dtype).reshape(shape)
+
+    def _str_list(self, content):
+        strings = self.decode(content)
+        if not (isinstance(strings, np.ndarray) and strings.dtype.kind == "U" and strings.ndim == 1):
+            raise ValueError("model file holds a malformed vocabulary")
+        return strings.tolist()
 
     def _scatter(self, shape, index, values, view):
         """A zero array of ``shape`` (plus the values' trailing axes) with
