@@ -13,8 +13,9 @@ as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
-``--raw-text`` trains UDPipe's tokeniser too (its defaults) and runs the
-whole model end to end on the test file's raw text (the text that
+``--raw-text`` also trains UDPipe's tokeniser alone (its defaults; the
+tagger and parser model is the one above, kept in the same folder) and runs
+the two end to end on the test file's raw text (the text that
 ``bench_pipeline.py --conll18`` gives our ``parse --input-format text``);
 ``--ours`` then names our output on that text, and both are scored by the
 CoNLL 2018 scorer, which aligns differing tokenisations (section
@@ -62,12 +63,11 @@ def udpipe_sentences(udpipe, text):
     return sentences
 
 
-def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options, tokenizer):
-    """Train and save a model (with UDPipe's default tokeniser when ``tokenizer``);
-    return the CPU and wall seconds."""
+def train_udpipe(udpipe, train, dev, model, tokenizer_options, tagger_options, parser_options):
+    """Train and save a model (each of the three parts with its options: "" for
+    UDPipe's defaults, ``Trainer.NONE`` for none); return the CPU and wall seconds."""
     training, heldout = (udpipe_sentences(udpipe, read_text(p)) for p in (train, dev))
     error = udpipe.ProcessingError()
-    tokenizer_options = udpipe.Trainer.DEFAULT if tokenizer else udpipe.Trainer.NONE
     trained, wall, seconds = timed(lambda: udpipe.Trainer.train(
         "morphodita_parsito", training, heldout, tokenizer_options, tagger_options,
         parser_options, error))
@@ -77,14 +77,27 @@ def train_udpipe(udpipe, train, dev, model, tagger_options, parser_options, toke
     return seconds, wall
 
 
+def trained_model(udpipe, args, work, stem, train, dev, options):
+    """The model ``work/<stem>.model`` and its training record, trained with the
+    (tokenizer, tagger, parser) ``options`` unless ``--reuse-model`` finds both."""
+    model, record = work / f"{stem}.model", work / f"{stem}-training.json"
+    if not (args.reuse_model and model.exists() and record.exists()):
+        load = os.getloadavg()[0]
+        cpu, wall = train_udpipe(udpipe, train, dev, model, *options)
+        record.write_text(json.dumps({"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
+                                      "tagger": options[1], "parser": options[2]}))
+    return model, json.loads(record.read_text())
+
+
 def apply_udpipe(udpipe, model, source, destination, input_format="conllu"):
-    """Tag and parse ``source`` (CoNLL-U, or raw text given ``input_format="tokenize"``)
-    into ``destination``; return the wall seconds."""
+    """Tag and parse ``source`` (CoNLL-U) into ``destination``, or given
+    ``input_format="tokenize"`` only split the raw text ``source`` (a tokeniser-only
+    model); return the wall seconds."""
     loaded = udpipe.Model.load(str(model))
     if loaded is None:
         raise RuntimeError(f"UDPipe could not load {model}")
-    pipeline = udpipe.Pipeline(loaded, input_format, udpipe.Pipeline.DEFAULT,
-                               udpipe.Pipeline.DEFAULT, "conllu")
+    parts = udpipe.Pipeline.NONE if input_format == "tokenize" else udpipe.Pipeline.DEFAULT
+    pipeline = udpipe.Pipeline(loaded, input_format, parts, parts, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
     output, wall, _ = timed(lambda: pipeline.process(text, error))
@@ -122,18 +135,27 @@ def add_difference_row(rows):
             for a, b in zip(rows[0][1:], rows[1][1:])])
 
 
-def raw_text_section(udpipe, args, model, trained, gold, work):
+def raw_text_section(udpipe, args, models, gold, work):
     """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
     comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
-    our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer."""
+    our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer. ``models`` holds the
+    tokeniser-only model and the tagger and parser model, each with its training record:
+    UDPipe trains the three parts independently, so this is its full pipeline, trained
+    in two runs that are each kept (a run of hours need not be done in one sitting)."""
     from sklearn_structured.datasets import read_conllu
     from sklearn_structured.tokenize import segmented_text
 
+    (tokenizer, tokenizer_trained), (model, trained) = models
     text = work / "test.txt"
     text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
-    predicted = work / "udpipe-from-text.conllu"
-    apply_udpipe(udpipe, model, text, predicted, "tokenize")  # warm-up
-    wall = apply_udpipe(udpipe, model, text, predicted, "tokenize")
+    tokens, predicted = work / "udpipe-tokens.conllu", work / "udpipe-from-text.conllu"
+
+    def run():
+        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize")
+                + apply_udpipe(udpipe, model, tokens, predicted))
+
+    run()  # warm-up
+    wall = run()
     n_sentences = count_sentences(gold)
     systems = compared_systems(predicted, args.ours)
     rows = [[name, *(f"{scores[c]:.2f}" for c in CONLL18_FIGURES)]
@@ -142,10 +164,13 @@ def raw_text_section(udpipe, args, model, trained, gold, work):
     add_difference_row(rows)
     body = (
         f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
-        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data in "
-        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall, load average "
-        f"{trained['load'][0]:.1f} -> {trained['load'][1]:.1f}); model "
-        f"{model.stat().st_size / 1e6:.1f} MB. Applied end to end to the test file's raw text "
+        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data: "
+        f"the tokenizer alone in {tokenizer_trained['cpu']:.0f} CPU s "
+        f"({tokenizer_trained['wall']:.0f} s wall), the tagger and parser in "
+        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall); models "
+        f"{tokenizer.stat().st_size / 1e6:.1f} and {model.stat().st_size / 1e6:.1f} MB. "
+        "Applied end to end (the tokenizer's CoNLL-U given to the tagger and parser) to the "
+        "test file's raw text "
         f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
         f"sentences) in {wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded). "
         "Scored by the CoNLL 2018 shared-task scorer (a local copy outside the repository); "
@@ -192,17 +217,14 @@ def main():
     gold.write_text(read_text(test), encoding="utf-8")
     forms = work / "test-forms.conllu"
     strip_to_forms(gold, forms)
-    stem = "udpipe-raw" if args.raw_text else "udpipe"
-    model, record = work / f"{stem}.model", work / f"{stem}-training.json"
-    if not (args.reuse_model and model.exists() and record.exists()):
-        load = os.getloadavg()[0]
-        cpu, wall = train_udpipe(udpipe, train, dev, model, args.tagger, args.parser,
-                                 tokenizer=args.raw_text)
-        record.write_text(json.dumps({"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
-                                      "tagger": args.tagger, "parser": args.parser}))
-    trained = json.loads(record.read_text())
     if args.raw_text:
-        raw_text_section(udpipe, args, model, trained, gold, work)
+        none = udpipe.Trainer.NONE
+        tokenizer = trained_model(udpipe, args, work, "udpipe-tokenizer", train, dev,
+                                  ("", none, none))
+    model, trained = trained_model(udpipe, args, work, "udpipe", train, dev,
+                                   (udpipe.Trainer.NONE, args.tagger, args.parser))
+    if args.raw_text:
+        raw_text_section(udpipe, args, (tokenizer, (model, trained)), gold, work)
         return
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
