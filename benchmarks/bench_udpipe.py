@@ -13,9 +13,11 @@ as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
-``--raw-text`` also trains UDPipe's tokeniser alone (its defaults; the
-tagger and parser model is the one above, kept in the same folder) and runs
-the two end to end on the test file's raw text (the text that
+``--raw-text`` trains UDPipe's tokeniser, tagger and parser each alone
+(their defaults; each model is kept in the work folder, so that with
+``--reuse-model`` the parts can be trained in separate sittings, or at once
+on both cores, as ``--part`` does) and runs them end to end on the test
+file's raw text (the text that
 ``bench_pipeline.py --conll18`` gives our ``parse --input-format text``);
 ``--ours`` then names our output on that text, and both are scored by the
 CoNLL 2018 scorer, which aligns differing tokenisations (section
@@ -89,15 +91,18 @@ def trained_model(udpipe, args, work, stem, train, dev, options):
     return model, json.loads(record.read_text())
 
 
-def apply_udpipe(udpipe, model, source, destination, input_format="conllu"):
-    """Tag and parse ``source`` (CoNLL-U) into ``destination``, or given
-    ``input_format="tokenize"`` only split the raw text ``source`` (a tokeniser-only
-    model); return the wall seconds."""
+def apply_udpipe(udpipe, model, source, destination, input_format="conllu", tag=True,
+                 parse=True):
+    """Tag and parse ``source`` (CoNLL-U) into ``destination``, or only tag, or only
+    parse, or given ``input_format="tokenize"`` only split the raw text ``source`` (a
+    tokeniser-only model); return the wall seconds."""
     loaded = udpipe.Model.load(str(model))
     if loaded is None:
         raise RuntimeError(f"UDPipe could not load {model}")
-    parts = udpipe.Pipeline.NONE if input_format == "tokenize" else udpipe.Pipeline.DEFAULT
-    pipeline = udpipe.Pipeline(loaded, input_format, parts, parts, "conllu")
+    tokenize_only = input_format == "tokenize"
+    parts = [udpipe.Pipeline.DEFAULT if wanted and not tokenize_only else udpipe.Pipeline.NONE
+             for wanted in (tag, parse)]
+    pipeline = udpipe.Pipeline(loaded, input_format, *parts, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
     output, wall, _ = timed(lambda: pipeline.process(text, error))
@@ -138,21 +143,27 @@ def add_difference_row(rows):
 def raw_text_section(udpipe, args, models, gold, work):
     """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
     comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
-    our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer. ``models`` holds the
-    tokeniser-only model and the tagger and parser model, each with its training record:
-    UDPipe trains the three parts independently, so this is its full pipeline, trained
-    in two runs that are each kept (a run of hours need not be done in one sitting)."""
+    our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer.
+
+    ``models`` holds UDPipe's tokeniser, tagger and parser, each trained alone with
+    its training record. UDPipe trains the three independently (the tagger and the
+    parser from gold tokens and tags), so their chain is its full pipeline; trained
+    apart, each run is kept, and a measurement of hours can be made in sittings and
+    on both cores.
+    """
     from sklearn_structured.datasets import read_conllu
     from sklearn_structured.tokenize import segmented_text
 
-    (tokenizer, tokenizer_trained), (model, trained) = models
+    (tokenizer, _), (tagger, _), (parser, _) = models
     text = work / "test.txt"
     text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
-    tokens, predicted = work / "udpipe-tokens.conllu", work / "udpipe-from-text.conllu"
+    tokens, tagged = work / "udpipe-tokens.conllu", work / "udpipe-tagged.conllu"
+    predicted = work / "udpipe-from-text.conllu"
 
     def run():
         return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize")
-                + apply_udpipe(udpipe, model, tokens, predicted))
+                + apply_udpipe(udpipe, tagger, tokens, tagged, parse=False)
+                + apply_udpipe(udpipe, parser, tagged, predicted, tag=False))
 
     run()  # warm-up
     wall = run()
@@ -164,12 +175,12 @@ def raw_text_section(udpipe, args, models, gold, work):
     add_difference_row(rows)
     body = (
         f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
-        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data: "
-        f"the tokenizer alone in {tokenizer_trained['cpu']:.0f} CPU s "
-        f"({tokenizer_trained['wall']:.0f} s wall), the tagger and parser in "
-        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall); models "
-        f"{tokenizer.stat().st_size / 1e6:.1f} and {model.stat().st_size / 1e6:.1f} MB. "
-        "Applied end to end (the tokenizer's CoNLL-U given to the tagger and parser) to the "
+        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data, "
+        "each part alone: "
+        + ", ".join(f"{part} {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
+                    f"{model.stat().st_size / 1e6:.1f} MB)"
+                    for part, (model, record) in zip(("tokenizer", "tagger", "parser"), models))
+        + ". Applied end to end (each part's CoNLL-U given to the next) to the "
         "test file's raw text "
         f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
         f"sentences) in {wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded). "
@@ -195,11 +206,16 @@ def main():
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py, the CoNLL 2018 scorer")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     ap.add_argument("--raw-text", action="store_true",
-                    help="train UDPipe's tokeniser too and run end to end from the test file's "
-                         "raw text (needs --conll18; --ours then names our `parse "
-                         "--input-format text` output on the same text)")
+                    help="train UDPipe's tokeniser, tagger and parser each alone and run them end "
+                         "to end from the test file's raw text (needs --conll18; --ours then "
+                         "names our `parse --input-format text` output on the same text)")
+    ap.add_argument("--part", choices=("tokenizer", "tagger", "parser"),
+                    help="with --raw-text: only train this part (e.g. two parts at once, one "
+                         "per core), then stop")
     args = ap.parse_args()
-    if args.raw_text and not args.conll18:
+    if args.part and not args.raw_text:
+        ap.error("--part applies to --raw-text only")
+    if args.raw_text and not args.part and not args.conll18:
         ap.error("--raw-text needs --conll18: only the CoNLL 2018 scorer aligns tokenisations")
     data_home()
     try:
@@ -217,15 +233,19 @@ def main():
     gold.write_text(read_text(test), encoding="utf-8")
     forms = work / "test-forms.conllu"
     strip_to_forms(gold, forms)
+    none = udpipe.Trainer.NONE
     if args.raw_text:
-        none = udpipe.Trainer.NONE
-        tokenizer = trained_model(udpipe, args, work, "udpipe-tokenizer", train, dev,
-                                  ("", none, none))
-    model, trained = trained_model(udpipe, args, work, "udpipe", train, dev,
-                                   (udpipe.Trainer.NONE, args.tagger, args.parser))
-    if args.raw_text:
-        raw_text_section(udpipe, args, (tokenizer, (model, trained)), gold, work)
+        parts = {"tokenizer": ("", none, none), "tagger": (none, args.tagger, none),
+                 "parser": (none, none, args.parser)}
+        if args.part:
+            trained_model(udpipe, args, work, f"udpipe-{args.part}", train, dev, parts[args.part])
+            return
+        models = [trained_model(udpipe, args, work, f"udpipe-{part}", train, dev, options)
+                  for part, options in parts.items()]
+        raw_text_section(udpipe, args, models, gold, work)
         return
+    model, trained = trained_model(udpipe, args, work, "udpipe", train, dev,
+                                   (none, args.tagger, args.parser))
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
     wall = apply_udpipe(udpipe, model, forms, predicted)
