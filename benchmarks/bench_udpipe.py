@@ -44,6 +44,10 @@ from _results import markdown_table, write_section
 from bench_pipeline import cli, strip_to_forms
 
 
+# UDPipe's parts, trained each alone for --raw-text, in the order they run
+PARTS = ("tokenizer", "tagger", "parser")
+
+
 def read_text(path):
     opener = lzma.open if str(path).endswith(".xz") else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -93,15 +97,13 @@ def trained_model(udpipe, args, work, stem, train, dev, options):
 
 def apply_udpipe(udpipe, model, source, destination, input_format="conllu", tag=True,
                  parse=True):
-    """Tag and parse ``source`` (CoNLL-U) into ``destination``, or only tag, or only
-    parse, or given ``input_format="tokenize"`` only split the raw text ``source`` (a
-    tokeniser-only model); return the wall seconds."""
+    """Tag and parse ``source`` into ``destination``, or only what ``tag`` and ``parse``
+    ask for (a model of one part); ``source`` is CoNLL-U, or raw text to split given
+    ``input_format="tokenize"``. Return the wall seconds."""
     loaded = udpipe.Model.load(str(model))
     if loaded is None:
         raise RuntimeError(f"UDPipe could not load {model}")
-    tokenize_only = input_format == "tokenize"
-    parts = [udpipe.Pipeline.DEFAULT if wanted and not tokenize_only else udpipe.Pipeline.NONE
-             for wanted in (tag, parse)]
+    parts = [udpipe.Pipeline.DEFAULT if wanted else udpipe.Pipeline.NONE for wanted in (tag, parse)]
     pipeline = udpipe.Pipeline(loaded, input_format, *parts, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
@@ -145,8 +147,7 @@ def raw_text_section(udpipe, args, models, gold, work):
     comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
     our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer.
 
-    ``models`` holds UDPipe's tokeniser, tagger and parser, each trained alone with
-    its training record. UDPipe trains the three independently (the tagger and the
+    ``models`` maps each of PARTS to its model, trained alone, and training record. UDPipe trains the three independently (the tagger and the
     parser from gold tokens and tags), so their chain is its full pipeline; trained
     apart, each run is kept, and a measurement of hours can be made in sittings and
     on both cores.
@@ -154,14 +155,14 @@ def raw_text_section(udpipe, args, models, gold, work):
     from sklearn_structured.datasets import read_conllu
     from sklearn_structured.tokenize import segmented_text
 
-    (tokenizer, _), (tagger, _), (parser, _) = models
+    (tokenizer, _), (tagger, _), (parser, _) = (models[part] for part in PARTS)
     text = work / "test.txt"
     text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
     tokens, tagged = work / "udpipe-tokens.conllu", work / "udpipe-tagged.conllu"
     predicted = work / "udpipe-from-text.conllu"
 
     def run():
-        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize")
+        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", tag=False, parse=False)
                 + apply_udpipe(udpipe, tagger, tokens, tagged, parse=False)
                 + apply_udpipe(udpipe, parser, tagged, predicted, tag=False))
 
@@ -179,7 +180,7 @@ def raw_text_section(udpipe, args, models, gold, work):
         "each part alone: "
         + ", ".join(f"{part} {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
                     f"{model.stat().st_size / 1e6:.1f} MB)"
-                    for part, (model, record) in zip(("tokenizer", "tagger", "parser"), models))
+                    for part, (model, record) in models.items())
         + ". Applied end to end (each part's CoNLL-U given to the next) to the "
         "test file's raw text "
         f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
@@ -209,7 +210,7 @@ def main():
                     help="train UDPipe's tokeniser, tagger and parser each alone and run them end "
                          "to end from the test file's raw text (needs --conll18; --ours then "
                          "names our `parse --input-format text` output on the same text)")
-    ap.add_argument("--part", choices=("tokenizer", "tagger", "parser"),
+    ap.add_argument("--part", choices=PARTS,
                     help="with --raw-text: only train this part (e.g. two parts at once, one "
                          "per core), then stop")
     args = ap.parse_args()
@@ -240,8 +241,8 @@ def main():
         if args.part:
             trained_model(udpipe, args, work, f"udpipe-{args.part}", train, dev, parts[args.part])
             return
-        models = [trained_model(udpipe, args, work, f"udpipe-{part}", train, dev, options)
-                  for part, options in parts.items()]
+        models = {part: trained_model(udpipe, args, work, f"udpipe-{part}", train, dev, options)
+                  for part, options in parts.items()}
         raw_text_section(udpipe, args, models, gold, work)
         return
     model, trained = trained_model(udpipe, args, work, "udpipe", train, dev,

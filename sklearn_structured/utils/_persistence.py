@@ -253,8 +253,6 @@ def _is_pipeline(value):
 def _vocabulary(strings):
     from ._sentences import Vocabulary
 
-    if not all(isinstance(s, str) for s in strings):
-        raise ValueError("model file holds a malformed vocabulary")
     vocabulary = Vocabulary()
     vocabulary.itos = list(strings)
     vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}
@@ -330,6 +328,8 @@ class _Decoder:
             return self.pipeline(content)
         if kind == "__vocabulary__":
             if isinstance(content, list):  # older files, or a string ending in NUL
+                if not all(isinstance(s, str) for s in content):
+                    raise ValueError("model file holds a malformed vocabulary")
                 return _vocabulary(content)
             return self._once(value, lambda: _vocabulary(self._str_list(content)))
         raise ValueError(f"model file holds an unknown value kind {kind!r}")
