@@ -13,11 +13,11 @@ as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
-``--raw-text`` trains UDPipe's tokeniser, tagger and parser each alone
-(their defaults; each model is kept in the work folder, so that with
-``--reuse-model`` the parts can be trained in separate sittings, or at once
-on both cores, as ``--part`` does) and runs them end to end on the test
-file's raw text (the text that
+``--raw-text`` also trains UDPipe's tokeniser, alone (its defaults; each
+model is kept in the work folder, so that with ``--reuse-model`` the
+tokeniser and the tagger-parser model can be trained in separate sittings, or
+at once on both cores, as ``--part`` does) and runs the two end to end on the
+test file's raw text (the text that
 ``bench_pipeline.py --conll18`` gives our ``parse --input-format text``);
 ``--ours`` then names our output on that text, and both are scored by the
 CoNLL 2018 scorer, which aligns differing tokenisations (section
@@ -44,8 +44,10 @@ from _results import markdown_table, write_section
 from bench_pipeline import cli, strip_to_forms
 
 
-# UDPipe's parts, trained each alone for --raw-text, in the order they run
-PARTS = ("tokenizer", "tagger", "parser")
+# The models --raw-text chains, in the order they run. UDPipe trains the tokeniser
+# apart from the rest; the tagger and parser train together, as by default, since
+# the parser then learns from the tagger's output rather than gold tags.
+PARTS = ("tokenizer", "tagger-parser")
 
 
 def read_text(path):
@@ -83,7 +85,7 @@ def train_udpipe(udpipe, train, dev, model, tokenizer_options, tagger_options, p
     return seconds, wall
 
 
-def trained_model(udpipe, args, work, stem, train, dev, options):
+def trained_model(udpipe, args, work, stem, options, train, dev):
     """The model ``work/<stem>.model`` and its training record, trained with the
     (tokenizer, tagger, parser) ``options`` unless ``--reuse-model`` finds both."""
     model, record = work / f"{stem}.model", work / f"{stem}-training.json"
@@ -95,16 +97,15 @@ def trained_model(udpipe, args, work, stem, train, dev, options):
     return model, json.loads(record.read_text())
 
 
-def apply_udpipe(udpipe, model, source, destination, input_format="conllu", tag=True,
-                 parse=True):
-    """Tag and parse ``source`` into ``destination``, or only what ``tag`` and ``parse``
-    ask for (a model of one part); ``source`` is CoNLL-U, or raw text to split given
-    ``input_format="tokenize"``. Return the wall seconds."""
+def apply_udpipe(udpipe, model, source, destination, input_format="conllu", annotate=True):
+    """Tag and parse ``source`` into ``destination`` (with ``annotate=False``, only
+    tokenise: a tokeniser-only model); ``source`` is CoNLL-U, or raw text to split
+    given ``input_format="tokenize"``. Return the wall seconds."""
     loaded = udpipe.Model.load(str(model))
     if loaded is None:
         raise RuntimeError(f"UDPipe could not load {model}")
-    parts = [udpipe.Pipeline.DEFAULT if wanted else udpipe.Pipeline.NONE for wanted in (tag, parse)]
-    pipeline = udpipe.Pipeline(loaded, input_format, *parts, "conllu")
+    annotation = udpipe.Pipeline.DEFAULT if annotate else udpipe.Pipeline.NONE
+    pipeline = udpipe.Pipeline(loaded, input_format, annotation, annotation, "conllu")
     error = udpipe.ProcessingError()
     text = read_text(source)
     output, wall, _ = timed(lambda: pipeline.process(text, error))
@@ -147,24 +148,20 @@ def raw_text_section(udpipe, args, models, gold, work):
     comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
     our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer.
 
-    ``models`` maps each of PARTS to its model, trained alone, and training record. UDPipe trains the three independently (the tagger and the
-    parser from gold tokens and tags), so their chain is its full pipeline; trained
-    apart, each run is kept, and a measurement of hours can be made in sittings and
-    on both cores.
+    ``models`` maps each of PARTS to its model and training record.
     """
     from sklearn_structured.datasets import read_conllu
     from sklearn_structured.tokenize import segmented_text
 
-    (tokenizer, _), (tagger, _), (parser, _) = (models[part] for part in PARTS)
+    (tokenizer, _), (tagger_parser, _) = (models[part] for part in PARTS)
     text = work / "test.txt"
     text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
-    tokens, tagged = work / "udpipe-tokens.conllu", work / "udpipe-tagged.conllu"
+    tokens = work / "udpipe-tokens.conllu"
     predicted = work / "udpipe-from-text.conllu"
 
     def run():
-        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", tag=False, parse=False)
-                + apply_udpipe(udpipe, tagger, tokens, tagged, parse=False)
-                + apply_udpipe(udpipe, parser, tagged, predicted, tag=False))
+        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", annotate=False)
+                + apply_udpipe(udpipe, tagger_parser, tokens, predicted))
 
     run()  # warm-up
     wall = run()
@@ -177,11 +174,12 @@ def raw_text_section(udpipe, args, models, gold, work):
     body = (
         f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
         f"their defaults) trained on {args.treebank}'s train split with dev as held-out data, "
-        "each part alone: "
+        "the tokenizer alone, the tagger and parser together (the parser learning from the "
+        "tagger's output, UDPipe's default): "
         + ", ".join(f"{part} {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
                     f"{model.stat().st_size / 1e6:.1f} MB)"
                     for part, (model, record) in models.items())
-        + ". Applied end to end (each part's CoNLL-U given to the next) to the "
+        + ". Applied end to end (the tokenizer's CoNLL-U given to the tagger-parser) to the "
         "test file's raw text "
         f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
         f"sentences) in {wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded). "
@@ -207,12 +205,12 @@ def main():
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py, the CoNLL 2018 scorer")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     ap.add_argument("--raw-text", action="store_true",
-                    help="train UDPipe's tokeniser, tagger and parser each alone and run them end "
+                    help="also train UDPipe's tokeniser and run it and the tagger-parser end "
                          "to end from the test file's raw text (needs --conll18; --ours then "
                          "names our `parse --input-format text` output on the same text)")
     ap.add_argument("--part", choices=PARTS,
-                    help="with --raw-text: only train this part (e.g. two parts at once, one "
-                         "per core), then stop")
+                    help="with --raw-text: only train this model (e.g. both at once, one per "
+                         "core), then stop")
     args = ap.parse_args()
     if args.part and not args.raw_text:
         ap.error("--part applies to --raw-text only")
@@ -230,23 +228,22 @@ def main():
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
+    none = udpipe.Trainer.NONE
+    parts = {"tokenizer": ("udpipe-tokenizer", ("", none, none)),
+             "tagger-parser": ("udpipe", (none, args.tagger, args.parser))}
+    if args.part:  # training only: leaves the test files to the run that scores
+        trained_model(udpipe, args, work, *parts[args.part], train, dev)
+        return
     gold = work / "test-gold.conllu"
     gold.write_text(read_text(test), encoding="utf-8")
     forms = work / "test-forms.conllu"
     strip_to_forms(gold, forms)
-    none = udpipe.Trainer.NONE
     if args.raw_text:
-        parts = {"tokenizer": ("", none, none), "tagger": (none, args.tagger, none),
-                 "parser": (none, none, args.parser)}
-        if args.part:
-            trained_model(udpipe, args, work, f"udpipe-{args.part}", train, dev, parts[args.part])
-            return
-        models = {part: trained_model(udpipe, args, work, f"udpipe-{part}", train, dev, options)
-                  for part, options in parts.items()}
+        models = {part: trained_model(udpipe, args, work, *parts[part], train, dev)
+                  for part in PARTS}
         raw_text_section(udpipe, args, models, gold, work)
         return
-    model, trained = trained_model(udpipe, args, work, "udpipe", train, dev,
-                                   (none, args.tagger, args.parser))
+    model, trained = trained_model(udpipe, args, work, *parts["tagger-parser"], train, dev)
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
     wall = apply_udpipe(udpipe, model, forms, predicted)
