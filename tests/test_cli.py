@@ -492,3 +492,20 @@ def test_parse_text_flags_are_checked(argv, message, text_model, sample_files, c
     assert main(["parse", "--model", str(text_model), str(test), *argv]) == 1
     (line,) = _one_line_error(capsys)
     assert message in line
+
+
+def test_scipy_stats_is_executed_only_when_used():
+    # a fresh interpreter: the commands defer scikit-learn's start-up import of
+    # scipy.stats, which still works in full once touched
+    code = (
+        "import sys\n"
+        "from sklearn_structured.cli import _defer_import\n"
+        "_defer_import('scipy.stats')\n"
+        "import sklearn.pipeline\n"
+        "assert 'scipy.stats._stats_py' not in sys.modules\n"
+        "import scipy.stats\n"
+        "from scipy.stats import kendalltau\n"
+        "assert scipy.stats.norm.cdf(0.0) == 0.5 and callable(kendalltau)\n"
+        "assert type(sys.modules['scipy.stats']).__name__ == 'module'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
