@@ -328,7 +328,7 @@ def _all_taggings(static_rows, W, n_tags, base, tags=None, score=0.0):
             tags[j] = -1
 
 
-def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False):
+def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False, resume=False):
     n = len(static_rows)
     tags = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
@@ -339,7 +339,7 @@ def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False)
         tags, order = tk.tag(static_rows, offsets, W, base, search)
         return tags, order, True, records[0]
     clean = tk.train_epoch(static_rows, offsets, gold, np.array([0]),
-                           Perceptron(W, U, np.zeros(1)), base, search, records)
+                           Perceptron(W, U, np.zeros(1)), base, search, resume, records)
     return tags, order, clean == 1, records[0]
 
 
@@ -396,7 +396,8 @@ def test_prediction_table_is_the_csr_of_the_prediction_weights(average):
     assert len(data) == np.count_nonzero(expected)
 
 
-def test_tagger_updates_are_valid_and_learn_the_gold_tags():
+@pytest.mark.parametrize("resume", [False, True])
+def test_tagger_updates_are_valid_and_learn_the_gold_tags(resume):
     rng = np.random.default_rng(7)
     n, n_tags = 6, 4
     static_rows, _, base = _tagger_problem(rng, n, n_tags)
@@ -406,9 +407,30 @@ def test_tagger_updates_are_valid_and_learn_the_gold_tags():
         W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values), n_tags))
         U = np.zeros_like(W)
         for _ in range(40):
-            _, _, ok, record = _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True)
+            _, _, ok, record = _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True,
+                                           resume=resume)
             assert record[1] <= record[2] + 1e-9
             if ok:
                 break
         tags, _, _, _ = _run_tagger(static_rows, gold, W, W, n_tags, base, beam, False)
         assert np.array_equal(tags, gold)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_tagger_resuming_after_an_update_learns_from_the_whole_sentence(beam):
+    # the early update learns from a sentence's first mistake only, resuming (LaSO)
+    # from every mistake of the pass: it needs fewer passes to tag the sentence right
+    n, n_tags = 8, 5
+    rng = np.random.default_rng(4)
+    static_rows, _, base = _tagger_problem(rng, n, n_tags)
+    static_rows[:, 0] = np.arange(1, n + 1)  # one distinct feature per word
+    static_rows[:, 1:] = 0
+    gold = rng.integers(0, n_tags, size=n).astype(np.int64)
+    passes = {}
+    for resume in (False, True):
+        W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values), n_tags))
+        U = np.zeros_like(W)
+        for passes[resume] in range(1, 50):
+            if _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True, resume=resume)[2]:
+                break
+    assert passes[True] < passes[False] < 49

@@ -154,6 +154,18 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     n_folds : int, default=10
         Folds of the jackknifing in ``fit_transform`` and of the training
         sentences' ambiguity classes.
+    update : {"resume", "early"}, default="resume"
+        What training does once it has updated on a sentence. ``"early"``:
+        leave the rest of the sentence, as Ma et al.'s early update does.
+        ``"resume"``: go on from the best correct sequence, every score
+        recomputed with the new weights (LaSO, Daume and Marcu, 2005), so
+        that each epoch learns from whole sentences. Early errors are common
+        with large tag sets, where ``"early"`` learns little beyond each
+        sentence's first words. Beam 1, 10 epochs, dev accuracy, early ->
+        resume: Czech CLTT FEATS 73.36 -> 82.56, XPOS 72.54 -> 82.39, UPOS
+        96.09 -> 96.69, lemmas 94.92 -> 95.23; Turkish IMST FEATS 83.62 ->
+        84.35, lemmas 87.28 -> 88.18, UPOS 90.28 -> 90.71; English EWT FEATS
+        95.20 -> 95.12, UPOS 95.15 -> 95.30 (the user guide has more).
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -227,18 +239,20 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         "min_feature_count": [Interval(Integral, 1, None, closed="left")],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "ambiguity_min_count": [Interval(Integral, 1, None, closed="left"), None],
+        "update": [StrOptions({"resume", "early"})],
     }
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
-                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
-                 n_jobs=None):
+                 update="resume", n_iter_no_change=None, validation_fraction=None,
+                 random_state=None, verbose=0, n_jobs=None):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
         self.target = target
         self.min_feature_count = min_feature_count
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
+        self.update = update
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):
@@ -374,7 +388,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     def _run_epoch(self, data, order, perceptron, records):
         static, gold, offsets = data
         return kernels.train_epoch(static, offsets, gold, order, perceptron, self._context(),
-                                   self._search(), records)
+                                   self._search(), self.update == "resume", records)
 
     # --- public API -----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

@@ -275,12 +275,14 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, co
 
 @njit(cache=True, nogil=True)
 def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, merge, train,
-             tags_out, order_out, record):
+             resume, tags_out, order_out, record):
     """Tag one sentence with Algorithm 1; with ``train`` also run Algorithm 2.
 
     Mirrors :func:`._parser_kernels.beam_parse`: ``record`` gets ``(updated,
-    score_correct, score_predicted, early, length)``; returns False when
-    training made an update. Scores are read from ``scorer`` (dense or CSR,
+    score_correct, score_predicted, early, length)`` (of the last update);
+    returns False when training made an update. After an early update,
+    ``resume`` goes on from the best correct sequence (LaSO) instead of
+    leaving the rest of the sentence. Scores are read from ``scorer`` (dense or CSR,
     see :func:`add_row`), updates go to ``W`` and ``U`` (the dense training
     table and its sums, the scorer itself in training); ``T`` tags.
     """
@@ -297,6 +299,7 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
     rows = np.empty(N_DYNAMIC, np.int64)
     top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
+    updated = False
 
     _refresh(tags[0, 0], np.int64(0), n - 1, static, scorer, T, context, cache[0, 0],
              best[0, 0], rows)
@@ -347,7 +350,23 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
             _update_sequence(topc_hist, length, 1.0, static_rows, W, U, counter, T, context)
             _update_sequence(hist[nxt, 0], length, -1.0, static_rows, W, U, counter, T,
                              context)
-            return False
+            updated = True
+            if final or not resume:
+                return False
+            # go on from the best correct item, extended by its correct step, with
+            # every score recomputed under the updated weights
+            b, j, t = best_c_b, best_c_j, gold[best_c_j]
+            tags[nxt, 0] = tags[cur, b]
+            tags[nxt, 0, j] = t
+            correct[nxt, 0] = True
+            extend_item(order, hist, cache, score, signature, cur, b, nxt, 0, step, j, j * T + t,
+                        best_c, signature[cur, b] ^ action_key(j, t))
+            static = _static_scores(static_rows, scorer, T)
+            _refresh(tags[nxt, 0], np.int64(0), n - 1, static, scorer, T, context, cache[nxt, 0],
+                     best[nxt, 0], rows)
+            n_items = 1
+    if updated:
+        return False
     best = n % 2
     tags_out[:] = tags[best, 0]
     order_out[:] = order[best, 0]
@@ -356,26 +375,27 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
 
 @njit(cache=True, nogil=True)
 def _run_batch(static_rows, offsets, gold, sentence_order, scorer, perceptron, n_tags,
-               context, search, train, tags_out, order_out, records):
+               context, search, train, resume, tags_out, order_out, records):
     # one entry point for training and prediction, as in the parser's kernels
     n_clean = 0
     W, U, count = perceptron
     for i in sentence_order:
         lo, hi, counter = next_sentence(offsets, i, count, train)
         if beam_tag(static_rows[lo:hi], gold[lo:hi], scorer, W, U, counter, n_tags, context,
-                    search.beam_size, search.merge, train, tags_out[lo:hi], order_out[lo:hi],
-                    records[i]):
+                    search.beam_size, search.merge, train, resume, tags_out[lo:hi],
+                    order_out[lo:hi], records[i]):
             n_clean += 1
     return n_clean
 
 
 def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, context, search,
-                records):
-    """One perceptron pass; as :func:`._parser_kernels.train_epoch`, ``gold`` the tag ids."""
+                resume, records):
+    """One perceptron pass; as :func:`._parser_kernels.train_epoch`, ``gold`` the tag ids,
+    ``resume`` as in :func:`beam_tag`."""
     scratch = np.empty(len(gold), np.int64)
     W = perceptron.weights
     return _run_batch(static_rows, offsets, gold, sentence_order, W, perceptron, W.shape[1],
-                      context, search, True, scratch, np.empty_like(scratch), records)
+                      context, search, True, resume, scratch, np.empty_like(scratch), records)
 
 
 def tag(static_rows, offsets, weights, context, search):
@@ -387,6 +407,6 @@ def tag(static_rows, offsets, weights, context, search):
     n_tags = weights.shape[1]
     scorer = sparse_table(weights) if hasattr(weights, "indptr") else weights
     _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences), scorer,
-               predicting(np.zeros((0, 0))), n_tags, context, search, False, tags, order,
+               predicting(np.zeros((0, 0))), n_tags, context, search, False, False, tags, order,
                np.zeros((n_sentences, 5)))
     return tags, order
