@@ -15,12 +15,19 @@ from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_doc
 from sklearn_structured.tokenize._kernels import (
     N_TEMPLATES,
     N_TEMPLATES_WITHOUT_WEB,
+    SENTENCE_END,
+    TOKEN_END,
     _web_address,
     label_spans,
     predict_labels,
 )
 from sklearn_structured.tokenize._multiword import expand, learn_expansions
-from sklearn_structured.tokenize._tokenizer import _Text, encode_text
+from sklearn_structured.tokenize._tokenizer import (
+    _Text,
+    _keep_web_addresses,
+    _web_address_spans,
+    encode_text,
+)
 from sklearn_structured.utils import load_model, save_model
 
 CONLLU = """\
@@ -217,5 +224,30 @@ def test_a_model_fitted_before_the_address_templates_scores_with_its_own(sample)
     encoded = _Text(text)
     labels = predict_labels(encoded.codes, encoded.classes, encoded.context, old.weights_,
                             old.weights_.shape[0] - 1, N_TEMPLATES_WITHOUT_WEB)
+    _keep_web_addresses(text, labels)
     spans, _ = label_spans(labels, encoded.classes)
     np.testing.assert_array_equal(old._segment(text)[0], spans)
+
+
+@pytest.mark.parametrize("text, addresses", [
+    ("See https://www.example.org/some-page.", ["https://www.example.org/some-page"]),
+    ("(http://en.wikipedia.org/wiki/A_(b)) x", ["http://en.wikipedia.org/wiki/A_(b)"]),
+    ("[http://a.com/x?id=3] 'www.b.org/'", ["http://a.com/x?id=3", "www.b.org/"]),
+    ("visit WWW.Example.COM, now", ["WWW.Example.COM"]),
+    ("julie@www.x.com foo.www.bar www. http://", []),
+])
+def test_web_addresses_are_found_without_the_punctuation_after_them(text, addresses):
+    assert [text[a:b] for a, b in _web_address_spans(text)] == addresses
+
+
+def test_a_web_address_is_one_token_whatever_the_model_says(sample):
+    text = "Read [https://www.example.org/some-page-about-it?id=3]. Then go."
+    tokens = [t.form for s in sample[2].predict([text])[0] for t in s]
+    assert "https://www.example.org/some-page-about-it?id=3" in tokens
+    assert tokens[tokens.index("https://www.example.org/some-page-about-it?id=3") + 1] == "]"
+    # a sentence end the model puts inside an address moves to its end
+    labels = np.zeros(len(text), np.int8)
+    labels[text.index("-page")] = SENTENCE_END
+    _keep_web_addresses(text, labels)
+    assert labels[text.index("]") - 1] == SENTENCE_END
+    assert labels[text.index("https") - 1] == TOKEN_END  # the "[" before it

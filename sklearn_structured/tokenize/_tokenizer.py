@@ -1,5 +1,6 @@
 """The tokeniser and sentence splitter: raw text to sentences of tokens and words."""
 
+import re
 import unicodedata
 from numbers import Integral
 
@@ -44,6 +45,41 @@ from ._text import PARAGRAPH_BREAK, Token, segmented_text
 
 # characters that end a sentence in some script (a class of their own)
 _FINAL_PUNCTUATION = frozenset(".!?…。！？｡؟।॥።")
+
+# A web address: a scheme and "://", or "www.", not inside a word, up to white space.
+_WEB_ADDRESS = re.compile(r"(?<![\w.@/-])(?P<prefix>[a-z][a-z0-9+.-]*://|www\.)\S+",
+                          re.IGNORECASE)
+# what usually follows an address in running text rather than belongs to it
+_AFTER_ADDRESS = frozenset(".,;:!?'\"”’»)]}>")
+
+
+def _web_address_spans(text):
+    """``(start, end)`` of each web address of ``text``, without the punctuation that
+    follows it in running text (a closing bracket stays when the address opened it)."""
+    for match in _WEB_ADDRESS.finditer(text):
+        start, end = match.span()
+        while end > start and text[end - 1] in _AFTER_ADDRESS:
+            closing = text[end - 1]
+            opening = {")": "(", "]": "[", "}": "{"}.get(closing)
+            address = text[start:end]
+            if opening and address.count(opening) >= address.count(closing):
+                break
+            end -= 1
+        if end > match.end("prefix"):
+            yield start, end
+
+
+def _keep_web_addresses(text, labels):
+    """Make every web address one token: the treebanks keep them whole, and the model,
+    which has seen few, may split one at a hyphen or a slash. A sentence end the model
+    put inside an address moves to its end."""
+    for start, end in _web_address_spans(text):
+        inner = labels[start:end]
+        last = SENTENCE_END if (inner == SENTENCE_END).any() else max(inner[-1], TOKEN_END)
+        inner[:] = INSIDE
+        inner[-1] = last
+        if start > 0 and labels[start - 1] == INSIDE and not text[start - 1].isspace():
+            labels[start - 1] = TOKEN_END
 
 
 def _character_class(char):
@@ -292,6 +328,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         n_templates = getattr(self, "n_templates_", N_TEMPLATES_WITHOUT_WEB)
         labels = predict_labels(encoded.codes, encoded.classes, encoded.context, self.weights_,
                                 self.weights_.shape[0] - 1, n_templates)
+        _keep_web_addresses(text, labels)
         spans, last_tokens = label_spans(labels, encoded.classes)
         if presegmented and len(spans):
             # a sentence is a line: it ends at the last token before each line break
