@@ -365,12 +365,10 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
             _refresh(tags[nxt, 0], np.int64(0), n - 1, static, scorer, T, context, cache[nxt, 0],
                      best[nxt, 0], rows)
             n_items = 1
-    if updated:
-        return False
     best = n % 2
     tags_out[:] = tags[best, 0]
     order_out[:] = order[best, 0]
-    return True
+    return not updated
 
 
 @njit(cache=True, nogil=True)

@@ -51,6 +51,7 @@ _WEB_ADDRESS = re.compile(r"(?<![\w.@/-])(?P<prefix>[a-z][a-z0-9+.-]*://|www\.)\
                           re.IGNORECASE)
 # what usually follows an address in running text rather than belongs to it
 _AFTER_ADDRESS = frozenset(".,;:!?'\"”’»)]}>")
+_OPENING_BRACKET = {")": "(", "]": "[", "}": "{"}
 
 
 def _web_address_spans(text):
@@ -60,7 +61,7 @@ def _web_address_spans(text):
         start, end = match.span()
         while end > start and text[end - 1] in _AFTER_ADDRESS:
             closing = text[end - 1]
-            opening = {")": "(", "]": "[", "}": "{"}.get(closing)
+            opening = _OPENING_BRACKET.get(closing)
             address = text[start:end]
             if opening and address.count(opening) >= address.count(closing):
                 break
