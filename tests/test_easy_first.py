@@ -486,3 +486,24 @@ def test_many_tags_share_context_values():
     assert shared.sum() == len(values) - (MAX_CONTEXT_TAGS - 1)
     upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:50])
     assert np.array_equal(upos.tag_context_values_, np.arange(len(upos.classes_)))
+
+
+def test_feats_tags_are_also_read_as_their_feature_value_pairs(tmp_path):
+    from sklearn_structured.utils import load_model, save_model
+
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="feats", random_state=0)
+    tagger.fit(X_TRAIN[:80])
+    pairs = sorted({p for t in tagger.classes_ if t != "_" for p in t.split("|")})
+    for tag, ids in zip(tagger.classes_, tagger.tag_parts_):
+        expected = [] if tag == "_" else [pairs.index(p) for p in tag.split("|")]
+        assert list(ids[ids >= 0]) == expected and (ids[len(expected):] == -1).all()
+    assert tagger.weights_.shape[1] == len(tagger.classes_) + len(pairs)
+    save_model(tagger, tmp_path / "feats.npz")
+    assert_same_predictions(load_model(tmp_path / "feats.npz").predict(X_TEST), tagger.predict(X_TEST))
+
+    whole = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="feats", decompose_feats=False,
+                                random_state=0).fit(X_TRAIN[:80])
+    assert whole.tag_parts_.shape == (len(whole.classes_), 0)
+    assert whole.weights_.shape[1] == len(whole.classes_)
+    upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:20])
+    assert upos.tag_parts_.shape == (len(upos.classes_), 0)

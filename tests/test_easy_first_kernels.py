@@ -299,19 +299,37 @@ def test_repeated_updates_learn_every_tree_of_a_sentence(beam):
 
 # --- tagger ----------------------------------------------------------------------
 
-def _tagger_problem(rng, n, n_tags, n_static_rows=30, k=3, values=None):
-    """Static rows, weights and the tag context (identity unless ``values`` are given)."""
+def _tagger_problem(rng, n, n_tags, n_static_rows=30, k=3, values=None, parts=None):
+    """Static rows, weights and the tag context (identity unless ``values`` are given;
+    ``parts``: each tag's part ids, -1 padded, or None for tags without parts)."""
     static_rows = rng.integers(0, n_static_rows, size=(n, k)).astype(np.int64)
-    context = tk.tag_context(n_static_rows, np.arange(n_tags) if values is None else values)
-    rows = n_static_rows + tk.n_dynamic_rows(context.n_values)
-    return static_rows, rng.normal(size=(rows, n_tags)), context
+    context = tk.tag_context(n_static_rows, np.arange(n_tags) if values is None else values,
+                             np.zeros((n_tags, 0)) if parts is None else parts)
+    rows = n_static_rows + tk.n_dynamic_rows(context.n_values, context.n_parts)
+    return static_rows, rng.normal(size=(rows, n_tags + context.n_parts)), context
 
 
-def _tag_action_score(static_rows, tags, j, t, W, n_tags, base):
-    rows = np.empty(tk.N_DYNAMIC, np.int64)
-    tk.dynamic_rows(tags, j, base, rows)
-    static = sum(W[r, t] for r in static_rows[j] if r > 0)
-    return static + W[rows, t].sum()
+def _tag_action_score(static_rows, tags, j, t, W, n_tags, context):
+    """The score of tagging word j with t, read independently of the kernels: each static
+    feature's weights of t and of t's parts, and the tag-context features' of t."""
+    rows = np.empty(tk.n_dynamic_features(context), np.int64)
+    tk.dynamic_rows(tags, j, context, rows)
+    assert (rows[:tk.N_DYNAMIC] >= 0).all()
+    columns = [t] + [n_tags + p for p in context.parts[t] if p >= 0]
+    static = sum(W[r, columns].sum() for r in static_rows[j] if r > 0)
+    return static + W[rows[rows >= 0], t].sum()
+
+
+def test_a_neighbours_tag_parts_are_tag_context_features():
+    # tags 0..2 with parts {0, 1}, {1}, {}; three words, the outer two tagged 0 and 2
+    context = tk.tag_context(10, np.arange(3), [[0, 1], [1, -1], [-1, -1]])
+    rows = np.empty(tk.n_dynamic_features(context), np.int64)
+    tk.dynamic_rows(np.array([0, -1, 2]), 1, context, rows)
+    part_base = 10 + tk.n_dynamic_rows(context.n_values, 0)
+    assert list(rows[tk.N_DYNAMIC:]) == [part_base, part_base + 1, -1, -1]
+    tk.dynamic_rows(np.array([2, -1, 1]), 1, context, rows)
+    assert list(rows[tk.N_DYNAMIC:]) == [-1, -1, part_base + 2 + 1, -1]  # right side: +2
+    assert 10 + tk.n_dynamic_rows(context.n_values, context.n_parts) == part_base + 4
 
 
 def _all_taggings(static_rows, W, n_tags, base, tags=None, score=0.0):
@@ -343,14 +361,19 @@ def _run_tagger(static_rows, gold, W, U, n_tags, base, beam, train, merge=False,
     return tags, order, clean == 1, records[0]
 
 
-@pytest.mark.parametrize("n, n_tags, values", [(1, 3, None), (2, 2, None), (3, 2, None),
-                                               (3, 3, None), (3, 3, [0, 1, 1]),
-                                               (4, 3, [0, 0, 0])])
-def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values):
-    # values: tags sharing a context value (as the rare tags of a large tag set do)
+_PARTS = [[0, 1], [1, -1], [-1, -1]]  # three tags: two parts, one part, none
+
+
+@pytest.mark.parametrize("n, n_tags, values, parts", [
+    (1, 3, None, None), (2, 2, None, None), (3, 2, None, None), (3, 3, None, None),
+    (3, 3, [0, 1, 1], None), (4, 3, [0, 0, 0], None), (3, 3, None, _PARTS),
+    (4, 3, [0, 1, 1], _PARTS)])
+def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values, parts):
+    # values: tags sharing a context value (as the rare tags of a large tag set do);
+    # parts: tags made of parts, as FEATS strings of Feature=Value pairs
     rng = np.random.default_rng(100 + n)
     for _ in range(3):
-        static_rows, W, base = _tagger_problem(rng, n, n_tags, values=values)
+        static_rows, W, base = _tagger_problem(rng, n, n_tags, values=values, parts=parts)
         results = list(_all_taggings(static_rows, W, n_tags, base))
         best_score, best_tags = max(results, key=lambda x: x[0])
         gold = np.zeros(n, np.int64)
@@ -360,7 +383,9 @@ def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values):
 
 
 @pytest.mark.parametrize("beam", [1, 3])
-def test_tagger_reads_a_csr_table_as_the_dense_one(beam):
+@pytest.mark.parametrize("parts", [None, [[0, 2], [1, -1], [-1, -1], [0, 1], [2, -1],
+                                          [-1, -1], [1, 2]]])
+def test_tagger_reads_a_csr_table_as_the_dense_one(beam, parts):
     """The CSR form a fitted tagger keeps tags and orders exactly as the dense table."""
     from scipy.sparse import csr_array
 
@@ -368,8 +393,10 @@ def test_tagger_reads_a_csr_table_as_the_dense_one(beam):
     n_tags = 7
     lengths = rng.integers(1, 9, size=20)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    static_rows, W, context = _tagger_problem(rng, int(offsets[-1]), n_tags, values=[0, 1, 2, 3, 3, 3, 3])
+    static_rows, W, context = _tagger_problem(rng, int(offsets[-1]), n_tags,
+                                              values=[0, 1, 2, 3, 3, 3, 3], parts=parts)
     W[rng.random(W.shape) < 0.8] = 0.0  # mostly zero, as a fitted table is
+    W[context.base:, n_tags:] = 0.0  # training never sets a tag-context part cell
     W = W.astype(np.float32)
     search = Search(beam, True)
     dense = tk.tag(static_rows, offsets, W, context, search)
@@ -397,14 +424,15 @@ def test_prediction_table_is_the_csr_of_the_prediction_weights(average):
 
 
 @pytest.mark.parametrize("resume", [False, True])
-def test_tagger_updates_are_valid_and_learn_the_gold_tags(resume):
+@pytest.mark.parametrize("parts", [None, [[0, 1], [1, -1], [-1, -1], [0, -1]]])
+def test_tagger_updates_are_valid_and_learn_the_gold_tags(resume, parts):
     rng = np.random.default_rng(7)
     n, n_tags = 6, 4
-    static_rows, _, base = _tagger_problem(rng, n, n_tags)
+    static_rows, W, base = _tagger_problem(rng, n, n_tags, parts=parts)
     static_rows[:, 0] = np.arange(1, n + 1)  # a distinct feature per word: separable
     gold = rng.integers(0, n_tags, size=n).astype(np.int64)
     for beam in (1, 3):
-        W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values), n_tags))
+        W = np.zeros_like(W)
         U = np.zeros_like(W)
         for _ in range(40):
             _, _, ok, record = _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True,
@@ -428,7 +456,7 @@ def test_tagger_resuming_after_an_update_learns_from_the_whole_sentence(beam):
     gold = rng.integers(0, n_tags, size=n).astype(np.int64)
     passes = {}
     for resume in (False, True):
-        W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values), n_tags))
+        W = np.zeros((base.base + tk.n_dynamic_rows(base.n_values, 0), n_tags))
         U = np.zeros_like(W)
         for passes[resume] in range(1, 50):
             if _run_tagger(static_rows, gold, W, U, n_tags, base, beam, True, resume=resume)[2]:

@@ -32,6 +32,7 @@ from ._tagger_features import (
     static_feature_keys,
     static_feature_rows,
     tag_context_values,
+    tag_parts,
 )
 
 # Lemma scripts seen fewer times in the first training data are trained as the
@@ -166,6 +167,15 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         96.09 -> 96.69, lemmas 94.92 -> 95.23; Turkish IMST FEATS 83.62 ->
         84.35, lemmas 87.28 -> 88.18, UPOS 90.28 -> 90.71; English EWT FEATS
         95.20 -> 95.12, UPOS 95.15 -> 95.30 (the user guide has more).
+    decompose_feats : bool, default=True
+        ``target="feats"`` only: also read a FEATS string as its ``Feature=Value``
+        pairs. A tag's score adds to its own weights those of each of its pairs
+        (for the word's static features), and each pair of a neighbour's tag is
+        a feature of its own, so that what is learnt of ``Case=Gen`` serves
+        every tag that has it, rare ones included. Beam 1, 10 epochs, dev FEATS
+        accuracy, mean of seeds 0-2, without -> with: Czech CLTT 82.50 ->
+        84.14, Turkish IMST 84.37 -> 85.55; seed 0: EWT 95.12 -> 95.24,
+        Bosque 94.09 -> 94.31.
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -205,6 +215,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         of its tag set; for lemmas, of its edit scripts).
     tag_context_values_ : ndarray of int
         The value each tag gives in its neighbours' tag features.
+    tag_parts_ : ndarray of int, shape (n_tags, n)
+        With ``decompose_feats`` and ``target="feats"``: the ids of each tag's
+        ``Feature=Value`` pairs, -1 padded; no columns otherwise. Pair ``p`` has
+        weight column ``n_tags + p``.
     vocabularies_ : dict of Vocabulary
         Forms (``"form"``), lower-cased forms (``"lower"``), and the
         prefixes, suffixes and shapes of the training forms
@@ -240,12 +254,13 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "ambiguity_min_count": [Interval(Integral, 1, None, closed="left"), None],
         "update": [StrOptions({"resume", "early"})],
+        "decompose_feats": ["boolean"],
     }
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
-                 update="resume", n_iter_no_change=None, validation_fraction=None,
-                 random_state=None, verbose=0, n_jobs=None):
+                 update="resume", decompose_feats=True, n_iter_no_change=None,
+                 validation_fraction=None, random_state=None, verbose=0, n_jobs=None):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
         self.target = target
@@ -253,6 +268,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
         self.update = update
+        self.decompose_feats = decompose_feats
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):
@@ -321,7 +337,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return jackknifed_class_ids(words, classes, folds, self.ambiguity_min_count)
 
     def _context(self):
-        return kernels.tag_context(self.dynamic_base_, self.tag_context_values_)
+        return kernels.tag_context(self.dynamic_base_, self.tag_context_values_,
+                                   self.tag_parts_)
 
     def _store_prediction_weights(self):
         """``weights_`` in CSR form: with many tags almost every cell is zero (FEATS on
@@ -351,6 +368,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                               if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
         self.classes_ = np.array(sorted(counts))
         self.tag_context_values_ = tag_context_values(counts, self.classes_)
+        self.tag_parts_ = (tag_parts(self.classes_) if self.target == "feats"
+                           and self.decompose_feats else np.zeros((len(self.classes_), 0),
+                                                                  np.int64))
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
@@ -360,7 +380,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
-        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values), len(self.classes_))
+        n_parts = self._context().n_parts
+        # a column per tag, then one per part (see decompose_feats)
+        shape = (self.dynamic_base_ + kernels.n_dynamic_rows(n_values, n_parts),
+                 len(self.classes_) + n_parts)
         return shape, self._training_arrays(sentences, classes, class_ids)
 
     def _encode_training(self, sentences, tags):

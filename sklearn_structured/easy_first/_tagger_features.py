@@ -127,3 +127,15 @@ def tag_context_values(counts, classes):
     frequent = {t for t, _ in counts.most_common(MAX_CONTEXT_TAGS - 1)}
     ranks = {t: k for k, t in enumerate(sorted(frequent))}
     return np.array([ranks.get(t, MAX_CONTEXT_TAGS - 1) for t in classes], np.int64)
+
+
+
+def tag_parts(classes):
+    """The ``Feature=Value`` pairs of each FEATS string of ``classes`` as part ids, one
+    row per tag, -1 padded (``"_"`` has none)."""
+    split = [[] if t == "_" else t.split("|") for t in classes]
+    ids = {p: k for k, p in enumerate(sorted({p for row in split for p in row}))}
+    out = np.full((len(classes), max(map(len, split), default=0)), -1, np.int64)
+    for i, row in enumerate(split):
+        out[i, :len(row)] = [ids[p] for p in row]
+    return out

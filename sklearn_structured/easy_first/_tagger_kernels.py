@@ -13,6 +13,14 @@ scripts, the rarer tags share one value so that the block stays small), ``C``
 (``context.n_values``) when still untagged and ``C + 1`` outside the sentence;
 those features index a dense block of rows starting at ``context.base``. ``W``
 has one column per tag, which conjoins every feature with the action's tag.
+
+Tags may have parts (``context.parts``: a FEATS string's ``Feature=Value``
+pairs). Each part of the two neighbours' tags is then one more tag-context
+feature, and ``W`` has a column per part after the tags' columns: a static
+feature's score for a tag adds the weights of the tag's parts to its own.
+Tag-context features keep to the tags' columns, which the cached scores of
+``_refresh`` are.
+
 Tagging word ``j`` changes only the dynamic features of ``j-2..j+2``, so only
 their cached scores are recomputed.
 
@@ -174,18 +182,33 @@ class TagContext(NamedTuple):
     values: np.ndarray
     """int64, one per tag: the value a neighbour with that tag gives, in ``[0, n_values)``."""
     n_values: int
+    parts: np.ndarray
+    """int64, (n_tags, most parts of a tag): the part ids of each tag (a FEATS
+    string's ``Feature=Value`` pairs), -1 padded; no columns when tags have no parts."""
+    n_parts: int
 
 
-def tag_context(base, values):
-    """A :class:`TagContext`; ``values`` maps each tag id to its context value."""
+def tag_context(base, values, parts):
+    """A :class:`TagContext`; ``values`` maps each tag id to its context value, ``parts``
+    to its part ids (-1 padded rows)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
-    return TagContext(int(base), values, int(values.max()) + 1 if len(values) else 0)
+    parts = np.ascontiguousarray(parts, dtype=np.int64).reshape(len(values), -1)
+    return TagContext(int(base), values, int(values.max()) + 1 if len(values) else 0,
+                      parts, int(parts.max()) + 1 if parts.size else 0)
 
 
-def n_dynamic_rows(n_values):
-    """Rows used by the tag-context features when tags read as ``n_values`` values."""
+def n_dynamic_rows(n_values, n_parts):
+    """Rows used by the tag-context features when tags read as ``n_values`` values
+    and have ``n_parts`` distinct parts."""
     v = n_values + 2
-    return 2 * v + 3 * v * v
+    return 2 * v + 3 * v * v + 2 * n_parts
+
+
+@njit(cache=True, nogil=True)
+def n_dynamic_features(context):
+    """Tag-context features a word can have: the five tag templates and the parts of
+    the tags of its two neighbours."""
+    return N_DYNAMIC + 2 * context.parts.shape[1]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -197,7 +220,8 @@ def _neighbour_tag(tags, q, n, context):
 
 @njit(cache=True, nogil=True)
 def dynamic_rows(tags, j, context, out):
-    """Fill ``out[:5]`` with the rows of word ``j``'s tag-context features."""
+    """Fill ``out`` (:func:`n_dynamic_features` long) with the rows of word ``j``'s
+    tag-context features, -1 for a part a neighbour's tag does not have."""
     n = tags.shape[0]
     v = context.n_values + 2
     base = context.base
@@ -210,6 +234,39 @@ def dynamic_rows(tags, j, context, out):
     out[2] = base + 2 * v + left2 * v + left
     out[3] = base + 2 * v + v * v + right * v + right2
     out[4] = base + 2 * v + 2 * v * v + left * v + right
+    parts = context.parts
+    width = parts.shape[1]
+    part_base = base + 2 * v + 3 * v * v
+    for side in range(2):
+        q = j - 1 if side == 0 else j + 1
+        tag = tags[q] if 0 <= q < n else -1
+        for k in range(width):
+            part = parts[tag, k] if tag >= 0 else -1
+            out[N_DYNAMIC + side * width + k] = (
+                part_base + side * context.n_parts + part if part >= 0 else -1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fold_parts(scores, n_tags, context):
+    """Add to each tag's score the scores of its parts (columns ``n_tags + part``)."""
+    parts = context.parts
+    for t in range(n_tags):
+        for k in range(parts.shape[1]):
+            p = parts[t, k]
+            if p < 0:
+                break
+            scores[t] += scores[n_tags + p]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_parts(W, U, row, t, n_tags, context, delta, counter):
+    """Add ``delta`` to the weights of static feature ``row`` with the parts of tag ``t``."""
+    for k in range(context.parts.shape[1]):
+        p = context.parts[t, k]
+        if p < 0:
+            break
+        W[row, n_tags + p] += delta
+        U[row, n_tags + p] += counter * delta
 
 
 @njit(cache=True, nogil=True)
@@ -223,9 +280,10 @@ def _refresh(tags, lo, hi, static, W, n_tags, context, cache, best, rows):
         if tags[q] >= 0:
             continue
         dynamic_rows(tags, q, context, rows)
-        cache[q, :n_tags] = static[q]
-        for d in range(N_DYNAMIC):
-            add_row(W, rows[d], cache[q])
+        cache[q] = static[q]
+        for row in rows:
+            if row >= 0:
+                add_row(W, row, cache[q])
         filled = 0
         for t in range(n_tags):
             total = cache[q, t]
@@ -241,15 +299,16 @@ def _refresh(tags, lo, hi, static, W, n_tags, context, cache, best, rows):
 
 
 @njit(cache=True, nogil=True)
-def _static_scores(static_rows, W, n_tags):
+def _static_scores(static_rows, W, n_tags, context):
     n, k = static_rows.shape
-    out = np.zeros((n, n_tags))
+    out = np.zeros((n, n_tags + context.n_parts))
     for j in range(n):
         for f in range(k):
             row = static_rows[j, f]
             if row > 0:
                 add_row(W, row, out[j])
-    return out
+        _fold_parts(out[j], n_tags, context)
+    return out[:, :n_tags]
 
 
 @njit(cache=True, nogil=True)
@@ -257,7 +316,7 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, co
     """Add ``delta`` times the features of the actions ``hist[:length]`` (``j * T + t``)."""
     n, k = static_rows.shape
     tags = np.full(n, -1, np.int64)
-    rows = np.empty(N_DYNAMIC, np.int64)
+    rows = np.empty(n_dynamic_features(context), np.int64)
     for step in range(length):
         j = hist[step] // n_tags
         t = hist[step] % n_tags
@@ -266,10 +325,12 @@ def _update_sequence(hist, length, delta, static_rows, W, U, counter, n_tags, co
             if row > 0:
                 W[row, t] += delta
                 U[row, t] += counter * delta
+                _update_parts(W, U, row, t, n_tags, context, delta, counter)
         dynamic_rows(tags, j, context, rows)
-        for d in range(N_DYNAMIC):
-            W[rows[d], t] += delta
-            U[rows[d], t] += counter * delta
+        for row in rows:
+            if row >= 0:
+                W[row, t] += delta
+                U[row, t] += counter * delta
         tags[j] = t
 
 
@@ -289,14 +350,14 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
     n = static_rows.shape[0]
     s = beam_size
     record[0] = 0.0
-    static = _static_scores(static_rows, scorer, T)
+    static = _static_scores(static_rows, scorer, T, context)
     tags = np.full((2, s, n), -1, np.int64)
     order, hist, cache, score, signature, correct = new_beam(s, n, T)
     # a step's best s extensions of an item are among its words' best s tags each
     # (a tag ranked lower is beaten by s other extensions of the same item), so
     # only those are offered; with T tags this saves a factor T / s per step
     best = np.zeros((2, s, n, min(s, T)), np.int64)
-    rows = np.empty(N_DYNAMIC, np.int64)
+    rows = np.empty(n_dynamic_features(context), np.int64)
     top_score, top_sig, top_b, top_j, top_t = new_candidates(s)
     topc_hist = np.empty(n, np.int64)
     updated = False
@@ -361,7 +422,7 @@ def beam_tag(static_rows, gold, scorer, W, U, counter, T, context, beam_size, me
             correct[nxt, 0] = True
             extend_item(order, hist, cache, score, signature, cur, b, nxt, 0, step, j, j * T + t,
                         best_c, signature[cur, b] ^ action_key(j, t))
-            static = _static_scores(static_rows, scorer, T)
+            static = _static_scores(static_rows, scorer, T, context)
             _refresh(tags[nxt, 0], np.int64(0), n - 1, static, scorer, T, context, cache[nxt, 0],
                      best[nxt, 0], rows)
             n_items = 1
@@ -392,7 +453,8 @@ def train_epoch(static_rows, offsets, gold, sentence_order, perceptron, context,
     ``resume`` as in :func:`beam_tag`."""
     scratch = np.empty(len(gold), np.int64)
     W = perceptron.weights
-    return _run_batch(static_rows, offsets, gold, sentence_order, W, perceptron, W.shape[1],
+    return _run_batch(static_rows, offsets, gold, sentence_order, W, perceptron,
+                      len(context.values),
                       context, search, True, resume, scratch, np.empty_like(scratch), records)
 
 
@@ -402,7 +464,7 @@ def tag(static_rows, offsets, weights, context, search):
     n_sentences = len(offsets) - 1
     tags = np.empty(len(static_rows), np.int64)
     order = np.empty_like(tags)
-    n_tags = weights.shape[1]
+    n_tags = len(context.values)
     scorer = sparse_table(weights) if hasattr(weights, "indptr") else weights
     _run_batch(static_rows, offsets, np.empty_like(tags), np.arange(n_sentences), scorer,
                predicting(np.zeros((0, 0))), n_tags, context, search, False, False, tags, order,
