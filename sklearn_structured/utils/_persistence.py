@@ -63,7 +63,9 @@ FORMAT = "sklearn-structured-model"
 # fitted one could not be refitted or cloned), and TextPipeline joins the format.
 # (Version 9 files hold the easy-first tagger's weights_ dense or, since stop 40, as a
 # SciPy CSR array; its kernels read both, so that change needed no new version.)
-FORMAT_VERSION = 9
+# 10: the easy-first FEATS tagger keeps the Feature=Value pairs of its tags (tag_parts_)
+# and a weight column for each after the tags' columns.
+FORMAT_VERSION = 10
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
