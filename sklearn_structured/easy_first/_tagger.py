@@ -368,9 +368,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                               if c >= _MIN_SCRIPT_COUNT or t == self.default_script_})
         self.classes_ = np.array(sorted(counts))
         self.tag_context_values_ = tag_context_values(counts, self.classes_)
-        self.tag_parts_ = (tag_parts(self.classes_) if self.target == "feats"
-                           and self.decompose_feats else np.zeros((len(self.classes_), 0),
-                                                                  np.int64))
+        if self.target == "feats" and self.decompose_feats:
+            self.tag_parts_ = tag_parts(self.classes_)
+        else:
+            self.tag_parts_ = np.zeros((len(self.classes_), 0), np.int64)
         self.vocabularies_ = fit_tagger_vocabularies(sentences)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(

@@ -129,7 +129,6 @@ def tag_context_values(counts, classes):
     return np.array([ranks.get(t, MAX_CONTEXT_TAGS - 1) for t in classes], np.int64)
 
 
-
 def tag_parts(classes):
     """The ``Feature=Value`` pairs of each FEATS string of ``classes`` as part ids, one
     row per tag, -1 padded (``"_"`` has none)."""
