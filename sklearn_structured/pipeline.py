@@ -92,6 +92,8 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
 
 # what a pipeline tags unless told otherwise: every tag column of CoNLL-U
 DEFAULT_TARGETS = ("upos", "xpos", "feats", "lemma")
+# the predicted fields a tagger reads as features when they are tagged before it
+_INPUT_TAGS = ("upos", "xpos")
 
 
 def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_params=None,
@@ -109,7 +111,9 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
     targets : tuple of str, default=("upos", "xpos", "feats", "lemma")
         The token fields to predict, one :class:`EasyFirstBeamTagger` each,
         applied in this order (a later tagger sees the earlier taggers'
-        predictions; the lemmatiser's dictionary reads the predicted UPOS).
+        predictions: each tagger reads the UPOS and XPOS tagged before it as
+        features, see ``input_tags``, and the lemmatiser's dictionary reads
+        the predicted UPOS).
         ``LowRankTensorParser`` reads XPOS and falls back to UPOS; give both
         for its best accuracy.
     tagger_params : dict or None
@@ -167,9 +171,10 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
 
     Tagger = sklearn_structured.EasyFirstBeamTagger
     steps = [("fields", TokenFieldSelector(fields=("form",) + targets))]
-    for target in targets:
+    for k, target in enumerate(targets):
         params = {**common, "beam_size": 1, "n_folds": n_folds, **(tagger_params or {}),
                   "target": target}
+        params.setdefault("input_tags", tuple(t for t in targets[:k] if t in _INPUT_TAGS))
         steps.append((f"tag_{target}", Tagger(**params)))
     steps.append(("parser", final))
     return Pipeline(steps)
@@ -379,6 +384,9 @@ def _without_empty_targets(annotator, X):
                   "not tagging it", UserWarning, stacklevel=3)
     steps = [(name, step) for name, step in annotator.steps
              if getattr(step, "target", None) not in empty or registry.kind_of(step) != registry.TAGGER]
+    for _, step in steps:  # a later tagger cannot read a field no tagger writes
+        if getattr(step, "input_tags", None):
+            step.set_params(input_tags=tuple(t for t in step.input_tags if t not in empty))
     fields = steps[0][1]
     if isinstance(fields, TokenFieldSelector):
         fields.set_params(fields=tuple(f for f in fields.fields if f not in empty))

@@ -507,3 +507,34 @@ def test_feats_tags_are_also_read_as_their_feature_value_pairs(tmp_path):
     assert whole.weights_.shape[1] == len(whole.classes_)
     upos = EasyFirstBeamTagger(beam_size=1, n_epochs=1).fit(X_TRAIN[:20])
     assert upos.tag_parts_.shape == (len(upos.classes_), 0)
+
+
+def test_input_tags_are_features():
+    # the FEATS value follows the UPOS, which the form does not tell
+    rng = np.random.default_rng(0)
+    def sentences(n):
+        out = []
+        for _ in range(n):
+            tags = rng.choice(["NOUN", "VERB"], size=6)
+            out.append([{"form": "w", "upos": t, "feats": "Kind=N" if t == "NOUN" else "Kind=V"}
+                        for t in tags])
+        return out
+    train, test = sentences(60), sentences(20)
+    params = {"beam_size": 1, "n_epochs": 3, "target": "feats", "random_state": 0}
+    reading = EasyFirstBeamTagger(input_tags=("upos",), **params).fit(train)
+    assert reading.score(test) == 1.0
+    assert EasyFirstBeamTagger(**params).fit(train).score(test) < 0.8
+    assert "upos" in reading.vocabularies_
+
+
+@pytest.mark.parametrize("input_tags, match", [
+    (("feats",), "input_tags must be"),
+    (("upos", "upos"), "input_tags must be"),
+    (("xpos",), "no training token has a 'xpos'"),
+])
+def test_bad_input_tags_are_refused(input_tags, match):
+    train = [[{"form": "w", "upos": "NOUN", "feats": "Kind=N"}]] * 3
+    with pytest.raises(ValueError, match=match):
+        EasyFirstBeamTagger(target="feats", input_tags=input_tags, n_epochs=1).fit(train)
+    with pytest.raises(ValueError, match="input_tags must be"):
+        EasyFirstBeamTagger(target="upos", input_tags=("upos",), n_epochs=1).fit(train)

@@ -61,6 +61,11 @@ def test_factory_builds_the_chain():
     assert pipeline_targets(default) == ("upos", "xpos", "feats", "lemma")
     assert all(default[f"tag_{t}"].beam_size == 1 for t in pipeline_targets(default))
     assert make_parsing_pipeline("easyfirst")["parser"].pos == "upos"
+    # a tagger reads the UPOS and XPOS tagged before it, and only those
+    assert [default[f"tag_{t}"].input_tags for t in ("upos", "xpos", "feats", "lemma")] == [
+        (), ("upos",), ("upos", "xpos"), ("upos", "xpos")]
+    later = make_parsing_pipeline(targets=("feats", "xpos"))
+    assert later["tag_feats"].input_tags == () and later["tag_xpos"].input_tags == ()
     for bad in [{"parser": "mst"}, {"targets": ()}, {"targets": ("upos", "upos")},
                 {"targets": ("form",)}, {"targets": ("deprel",)}]:
         with pytest.raises(ValueError):

@@ -65,6 +65,8 @@ def test_a_column_the_training_data_leave_empty_is_not_tagged():
     document = load_sample_treebank(as_document=True)
     no_xpos = document.with_tags([[None] * len(s) for s in document.to_sentences()], "xpos")
     with pytest.warns(UserWarning, match="no XPOS"):
-        model = _small(("upos", "xpos")).fit([no_xpos])
-    assert [name for name, _ in model.annotator_.steps] == ["fields", "tag_upos", "parser"]
-    assert model.annotator_.steps[0][1].fields == ("form", "upos")
+        model = _small(("upos", "xpos", "feats")).fit([no_xpos])
+    steps = model.annotator_.steps
+    assert [name for name, _ in steps] == ["fields", "tag_upos", "tag_feats", "parser"]
+    assert steps[0][1].fields == ("form", "upos", "feats")
+    assert steps[2][1].input_tags == ("upos",)  # no tagger writes XPOS for it to read

@@ -38,27 +38,33 @@ def _word_attributes(form):
                     "A" if any(c.isupper() for c in form) else None])
 
 
-def fit_tagger_vocabularies(sentences):
-    """Vocabularies of forms, lower-cased forms and word-type attributes of the training data."""
-    vocabularies = fit_vocabularies(sentences, ("form", "lower"))
+def fit_tagger_vocabularies(sentences, input_tags=()):
+    """Vocabularies of forms, lower-cased forms, the ``input_tags`` fields and word-type
+    attributes of the training data."""
+    vocabularies = fit_vocabularies(sentences, ("form", "lower") + tuple(input_tags))
     vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"),
                                                       _word_attributes)
     return vocabularies
 
 
-def static_feature_keys(sentences, vocabularies, class_ids=None):
+def static_feature_keys(sentences, vocabularies, class_ids=None, input_tags=()):
     """Hashed static features of every token (-1 where absent), and sentence offsets.
 
     ``class_ids`` holds each token's ambiguity class id (0: none); None leaves
-    the class templates out.
+    the class templates out. ``input_tags``: fields whose tags (written by earlier
+    taggers) are features too.
     """
-    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
+    fields = ("form", "lower") + tuple(input_tags)
+    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in fields})
+    input_ids = np.zeros((corpus.offsets[-1], len(input_tags)), np.int64)
+    for c, field in enumerate(input_tags):
+        input_ids[:, c] = corpus[field]
     attributes = word_type_ids(token_values(sentences, "form"), _word_attributes,
                                vocabularies["attributes"])
     ambiguity = np.zeros(0, np.int64) if class_ids is None else np.asarray(class_ids, np.int64)
     keys = kernels.static_feature_keys(corpus["form"], corpus["lower"], attributes,
                                        np.ascontiguousarray(attributes[:, _CONTEXT_SUFFIX]),
-                                       ambiguity, corpus.offsets)
+                                       ambiguity, input_ids, corpus.offsets)
     return keys, corpus.offsets
 
 
@@ -69,10 +75,10 @@ def kept_feature_keys(keys, min_count):
     return keys[counts >= min_count]
 
 
-def static_feature_rows(sentences, vocabularies, feature_keys, class_ids=None):
+def static_feature_rows(sentences, vocabularies, feature_keys, class_ids=None, input_tags=()):
     """The weight rows of every token's static features (0 for a feature not kept),
     one row of templates per token, and the sentence offsets."""
-    keys, offsets = static_feature_keys(sentences, vocabularies, class_ids)
+    keys, offsets = static_feature_keys(sentences, vocabularies, class_ids, input_tags)
     return kept_positions(keys, feature_keys) + 1, offsets
 
 

@@ -47,7 +47,7 @@ OUTSIDE = -2  # the neighbour position lies outside the sentence (ids are never 
 
 
 @njit(cache=True, nogil=True)
-def static_feature_keys(form, lower, attributes, suffix, ambiguity, offsets):
+def static_feature_keys(form, lower, attributes, suffix, ambiguity, input_ids, offsets):
     """Hashed static features, (n_tokens, n_templates); -1 where one is absent.
 
     Templates: bias, form, lower-cased form, each attribute, each context
@@ -62,12 +62,16 @@ def static_feature_keys(form, lower, attributes, suffix, ambiguity, offsets):
     which gives no feature. ``ambiguity`` holds one class id per token (the
     set of tags the word had in training), 0 for a rare or unseen word, whose
     own class templates are then absent; it is empty to leave the class
-    templates out.
+    templates out. ``input_ids`` holds per token the ids of tags that earlier
+    taggers wrote (a column per field, 0 unknown); each column g gives
+    g(w), g(w-1), g(w+1) and (g(w), suffix).
     """
     n_tokens, n_attributes = attributes.shape
     n_context = len(_CONTEXT)
     n_class = 5 if ambiguity.shape[0] > 0 else 0
-    out = np.full((n_tokens, 3 + n_attributes + n_context + 5 + n_class), -1, np.int64)
+    n_inputs = input_ids.shape[1]
+    out = np.full((n_tokens, 3 + n_attributes + n_context + 5 + n_class + 4 * n_inputs), -1,
+                  np.int64)
     for i in range(len(offsets) - 1):
         lo = offsets[i]
         hi = offsets[i + 1]
@@ -104,6 +108,17 @@ def static_feature_keys(form, lower, attributes, suffix, ambiguity, offsets):
                     out[j, f + 2] = feature_hash(f + 2, own, 0, 0, 0, 0)
                     out[j, f + 3] = feature_hash(f + 3, before, own, 0, 0, 0)
                     out[j, f + 4] = feature_hash(f + 4, own, after, 0, 0, 0)
+            f += 5
+            for c in range(n_inputs):
+                own = input_ids[j, c]
+                before = input_ids[j - 1, c] if j > lo else OUTSIDE
+                after = input_ids[j + 1, c] if j + 1 < hi else OUTSIDE
+                out[j, f] = feature_hash(f, before, 0, 0, 0, 0)
+                out[j, f + 1] = feature_hash(f + 1, after, 0, 0, 0, 0)
+                if own > 0:
+                    out[j, f + 2] = feature_hash(f + 2, own, 0, 0, 0, 0)
+                    out[j, f + 3] = feature_hash(f + 3, own, suffix[j], 0, 0, 0)
+                f += 4
     return out
 
 

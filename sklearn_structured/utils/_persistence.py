@@ -65,7 +65,9 @@ FORMAT = "sklearn-structured-model"
 # SciPy CSR array; its kernels read both, so that change needed no new version.)
 # 10: the easy-first FEATS tagger keeps the Feature=Value pairs of its tags (tag_parts_)
 # and a weight column for each after the tags' columns.
-FORMAT_VERSION = 10
+# 11: the easy-first tagger reads input_tags (the pipeline's FEATS tagger: the predicted
+# UPOS and XPOS), whose templates older weight tables were not fitted with.
+FORMAT_VERSION = 11
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
 # SentenceEstimator._cached): never saved
