@@ -92,8 +92,6 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
 
 # what a pipeline tags unless told otherwise: every tag column of CoNLL-U
 DEFAULT_TARGETS = ("upos", "xpos", "feats", "lemma")
-# the predicted fields a tagger reads as features when they are tagged before it
-_INPUT_TAGS = ("upos", "xpos")
 
 
 def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_params=None,
@@ -169,12 +167,15 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
             raise ValueError("parser_params applies only when parser is given by name")
         final = parser
 
+    from .easy_first._tagger_features import INPUT_TAG_FIELDS
+
     Tagger = sklearn_structured.EasyFirstBeamTagger
     steps = [("fields", TokenFieldSelector(fields=("form",) + targets))]
     for k, target in enumerate(targets):
         params = {**common, "beam_size": 1, "n_folds": n_folds, **(tagger_params or {}),
                   "target": target}
-        params.setdefault("input_tags", tuple(t for t in targets[:k] if t in _INPUT_TAGS))
+        # each tagger reads the tags it can read that were tagged before it
+        params.setdefault("input_tags", tuple(t for t in targets[:k] if t in INPUT_TAG_FIELDS))
         steps.append((f"tag_{target}", Tagger(**params)))
     steps.append(("parser", final))
     return Pipeline(steps)

@@ -25,6 +25,7 @@ from . import _tagger_kernels as kernels
 from ._base import _TABLE, EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary
 from ._tagger_features import (
+    INPUT_TAG_FIELDS,
     ambiguity_dictionary,
     fit_tagger_vocabularies,
     jackknifed_class_ids,
@@ -269,7 +270,6 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         "decompose_feats": ["boolean"],
         "input_tags": [tuple, list],
     }
-    _INPUT_TAGS = ("upos", "xpos")
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
@@ -324,7 +324,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
         return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids,
-                                   tuple(self.input_tags))
+                                   self.input_tags)
 
     def _dictionary_class_ids(self, sentences):
         """Each token's class id in the ambiguity dictionary (0: not in it), or None
@@ -370,9 +370,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     # --- EasyFirstBase hooks -----------------------------------------------
     def _check_input_tags(self, sentences):
         tags = tuple(self.input_tags)
-        bad = [t for t in tags if t not in self._INPUT_TAGS or t == self.target]
+        bad = [t for t in tags if t not in INPUT_TAG_FIELDS or t == self.target]
         if bad or len(set(tags)) != len(tags):
-            raise ValueError(f"input_tags must be distinct fields among {self._INPUT_TAGS} "
+            raise ValueError(f"input_tags must be distinct fields among {INPUT_TAG_FIELDS} "
                              f"other than the target {self.target!r}, got {tags!r}")
         for field in tags:
             if not any(token_field(token, field) for sentence in sentences for token in sentence):
@@ -400,13 +400,12 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             self.tag_parts_ = tag_parts(self.classes_)
         else:
             self.tag_parts_ = np.zeros((len(self.classes_), 0), np.int64)
-        self.vocabularies_ = fit_tagger_vocabularies(sentences, tuple(self.input_tags))
+        self.vocabularies_ = fit_tagger_vocabularies(sentences, self.input_tags)
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         class_ids = self._training_class_ids(sentences, classes)
-        keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids,
-                                      tuple(self.input_tags))
+        keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids, self.input_tags)
         self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
