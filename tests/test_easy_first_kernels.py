@@ -386,7 +386,8 @@ def test_tagger_wide_beam_finds_best_of_exhaustive_search(n, n_tags, values, par
 @pytest.mark.parametrize("parts", [None, [[0, 2], [1, -1], [-1, -1], [0, 1], [2, -1],
                                           [-1, -1], [1, 2]]])
 def test_tagger_reads_a_csr_table_as_the_dense_one(beam, parts):
-    """The CSR form a fitted tagger keeps tags and orders exactly as the dense table."""
+    """The CSR form a fitted tagger keeps, with its densest rows stored dense, tags and
+    orders exactly as the dense table."""
     from scipy.sparse import csr_array
 
     rng = np.random.default_rng(5)
@@ -395,12 +396,17 @@ def test_tagger_reads_a_csr_table_as_the_dense_one(beam, parts):
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     static_rows, W, context = _tagger_problem(rng, int(offsets[-1]), n_tags,
                                               values=[0, 1, 2, 3, 3, 3, 3], parts=parts)
-    W[rng.random(W.shape) < 0.8] = 0.0  # mostly zero, as a fitted table is
+    # mostly zero, as a fitted table is; every other row almost empty, so that the
+    # scoring table keeps both sparse and dense rows
+    zero = rng.random(W.shape) < np.where(np.arange(len(W)) % 2, 0.5, 0.98)[:, None]
+    W[zero] = 0.0
     W[context.base:, n_tags:] = 0.0  # training never sets a tag-context part cell
     W = W.astype(np.float32)
+    scorer = tk.scoring_table(csr_array(W))
+    assert 0 < len(scorer[-1]) < len(W)
     search = Search(beam, True)
     dense = tk.tag(static_rows, offsets, W, context, search)
-    sparse = tk.tag(static_rows, offsets, csr_array(W), context, search)
+    sparse = tk.tag(static_rows, offsets, scorer, context, search)
     for a, b in zip(dense, sparse):
         np.testing.assert_array_equal(a, b)
 

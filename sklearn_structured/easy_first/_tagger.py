@@ -492,7 +492,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         def tag_chunk(W, chunk):
             static, offsets = self._encode(chunk)
-            tags, order = kernels.tag(static, offsets, W, self._context(), self._search())
+            scorer = self._cached("scorer", W, lambda: kernels.scoring_table(W))
+            tags, order = kernels.tag(static, offsets, scorer, self._context(), self._search())
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
                     for i in range(len(chunk))]
 
