@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from . import registry
-from .utils import check_sentences
+from .utils import CheckedSentences, check_sentences
 from .utils._base import FormatVersionMixin, StructuredInputMixin
 
 _TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
@@ -71,7 +71,7 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Copies of the sentences whose tokens hold only ``fields``."""
         fields = self._validate_fields()
-        out = []
+        out = CheckedSentences()
         for sentence in check_sentences(X):
             out.append([
                 {f: token[f] for f in fields if f in token}

@@ -176,3 +176,17 @@ def test_nbest_k_must_be_a_positive_integer(sample):
     for k in (True, 0, -1, 2.0, "3"):
         with pytest.raises(ValueError, match="k must be a positive integer"):
             parser.predict_nbest(X[:2], k)
+
+
+def test_sentences_a_step_made_are_not_checked_again(sample):
+    """A tagger's output goes to the next step as it is; a copy of it is checked again."""
+    from sklearn_structured.utils import CheckedSentences, check_sentences
+
+    X, _ = sample
+    tagged = EasyFirstBeamTagger(beam_size=1, n_epochs=1, random_state=0).fit(X).transform(X)
+    assert type(tagged) is CheckedSentences
+    assert check_sentences(tagged) is tagged
+    broken = tagged[:]
+    broken[0] = [{"form": None}]
+    with pytest.raises(ValueError, match=r"X\[0\]\[0\] has form None"):
+        check_sentences(broken)

@@ -10,6 +10,7 @@ from sklearn.base import TransformerMixin, clone
 
 from ..metrics import token_accuracy
 from ..utils import (
+    CheckedSentences,
     check_sentences,
     check_tagging_data,
     is_labelled_target,
@@ -542,8 +543,8 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     def transform(self, X):
         """Sentences whose tokens carry the predicted tags in the ``target`` field."""
         sentences, tagged = self._tag(X)
-        return [_with_target(s, self.target, values)
-                for s, values in zip(sentences, self._values(sentences, tagged))]
+        return CheckedSentences(_with_target(s, self.target, values)
+                                for s, values in zip(sentences, self._values(sentences, tagged)))
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit on all of X, and tag X by jackknifing (each fold by a model not trained on it)."""

@@ -26,6 +26,7 @@ from ._training import (
     training_step,
 )
 from ._sentences import (
+    CheckedSentences,
     Vocabulary,
     as_heads_array,
     as_label_sequence,
@@ -58,6 +59,7 @@ __all__ = [
     "atomic_path",
     "check_dependency_data",
     "check_labelled_dependency_data",
+    "CheckedSentences",
     "check_sentences",
     "check_tagging_data",
     "encode_corpus",

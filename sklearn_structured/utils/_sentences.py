@@ -83,6 +83,14 @@ def _check_token(token, name, i, j):
 _EXPECTED_X = "a list of sentences, each a list of tokens (str, or dict of CoNLL-U fields)"
 
 
+class CheckedSentences(list):
+    """Sentences that a step of the library built from sentences it had checked, every
+    field a str or None: :func:`check_sentences` takes them as they are. Each step of a
+    parsing pipeline would otherwise check every token again (12 passes over the
+    tokens of a parse of raw text). A copy or a slice is a plain list, checked again.
+    """
+
+
 def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
     """Validate a list of sentences and return it as a list.
 
@@ -99,9 +107,18 @@ def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
             or (hasattr(X, "ndim") and getattr(X, "ndim", 1) != 1)
             or not isinstance(X, Iterable)):
         raise TypeError(f"{name} must be {_EXPECTED_X}; got {_describe(X)}")
-    sentences = list(X)
+    if type(X) is CheckedSentences:
+        sentences = X
+    else:
+        sentences = list(X)
+        _check_each_sentence(sentences, name)
     if require_any and not sentences:
         raise ValueError(f"{name} holds no sentences; at least one is needed to fit")
+    check_token_fields(sentences, fields, reader=reader, where=lambda i: f"{name}[{i}]")
+    return sentences
+
+
+def _check_each_sentence(sentences, name):
     for i, sentence in enumerate(sentences):
         if isinstance(sentence, str):
             raise TypeError(
@@ -113,8 +130,8 @@ def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
         if len(sentence) == 0:
             raise ValueError(f"{name}[{i}] is an empty sentence (zero tokens)")
         for j, token in enumerate(sentence):
-            # the usual token, a dict of str fields, without a call (every step of a
-            # pipeline checks every token)
+            # the usual token, a dict of str fields, without a call (a corpus has
+            # hundreds of thousands)
             if type(token) is dict and type(token.get("form")) is str:
                 get = token.get
                 if (type(get("lemma")) in _FIELD_TYPES and type(get("upos")) in _FIELD_TYPES
@@ -122,8 +139,6 @@ def check_sentences(X, *, name="X", require_any=False, fields=(), reader=None):
                         and type(get("feats")) in _FIELD_TYPES):
                     continue
             _check_token(token, name, i, j)
-    check_token_fields(sentences, fields, reader=reader, where=lambda i: f"{name}[{i}]")
-    return sentences
 
 
 def _describe(value):
