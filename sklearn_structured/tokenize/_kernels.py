@@ -8,8 +8,11 @@ decision is left there. The features of a character are hashed n-grams of
 the lower-cased characters around it, the classes (case, digit,
 punctuation, space) around it, and, from the white-space-delimited chunk it
 stands in, what comes before and after it in that chunk, what the next
-chunk starts with and whether the chunk looks like a web or e-mail address;
-the weights are a multiclass averaged perceptron.
+chunk starts with and whether the chunk looks like a web or e-mail address.
+Where a chunk ends, sentence-level features look further: the chunk's place
+in the stretch between two chunks that end in final punctuation, and whether
+the next word is capitalised and known in lower case. The weights are a
+multiclass averaged perceptron.
 
 Text arrives as two arrays of one entry per character: ``codes`` (the
 lower-cased code point) and ``classes`` (see ``CLASS_*``). The per-character
@@ -32,16 +35,26 @@ CLASS_FINAL_PUNCT, CLASS_PUNCT, CLASS_SPACE, CLASS_NEWLINE, CLASS_OUTSIDE = 4, 5
 # collapsed), the first PART characters of the next chunk and its first
 # class, the newlines before that chunk, the last three characters up to
 # this one, the last PART characters of the previous chunk, and whether the
-# chunk is a web or e-mail address (see _web_address)
+# chunk is a web or e-mail address (see _web_address); then, beyond the
+# window, the sentence-level context (see _sentence_context): the chunk's
+# place since the last chunk ending in final punctuation or a paragraph
+# break, the chunks up to the next such one, the first class of the
+# chunk after the next, and whether the next chunk's first word is
+# capitalised and known in lower case (see lowercase_words)
 CTX_LEFT, CTX_RIGHT, CTX_LEFT_LEN, CTX_RIGHT_LEN = 0, 1, 2, 3
 CTX_NEXT_WORD, CTX_NEXT_CLASS, CTX_NEWLINES, CTX_SUFFIX3 = 4, 5, 6, 7
 CTX_LEFT_SHAPE, CTX_RIGHT_SHAPE, CTX_PREVIOUS_WORD, CTX_WEB = 8, 9, 10, 11
-N_CONTEXT = 12
+CTX_SINCE_FINAL, CTX_UNTIL_FINAL, CTX_NEXT2_CLASS, CTX_NEXT_CASE = 12, 13, 14, 15
+N_CONTEXT = 16
+# values of CTX_NEXT_CASE
+NEXT_NOT_CAPITAL, NEXT_CAPITAL_KNOWN_LOWER, NEXT_CAPITAL_UNKNOWN = 0, 1, 2
 PART = 10
 
-N_TEMPLATES = 28
+N_TEMPLATES = 34
 # models fitted before the two address templates were added score with the others only
 N_TEMPLATES_WITHOUT_WEB = 26
+# and those fitted before the sentence-level templates with the address ones too
+N_TEMPLATES_WITHOUT_SENTENCE = 28
 
 
 @njit(cache=True, nogil=True)
@@ -83,8 +96,68 @@ def _web_address(codes, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def text_context(codes, classes):
-    """The (n, N_CONTEXT) context array of a text; linear in its length."""
+def _bucket(count):
+    """A chunk count in a few classes: exact up to 6, then ever wider ranges."""
+    if count <= 6:
+        return count
+    return 7 + (count > 8) + (count > 11) + (count > 15) + (count > 20) + (count > 30)
+
+
+@njit(cache=True, nogil=True)
+def _closes(classes, start, end):
+    """Whether a chunk ends in final punctuation, maybe followed by closing punctuation
+    (``mortos.``, ``afirmou».``, ``(zulu).``, ``disse.»``)."""
+    for j in range(end - 1, max(start, end - 3) - 1, -1):
+        if classes[j] == CLASS_FINAL_PUNCT:
+            return True
+        if classes[j] != CLASS_PUNCT:
+            return False
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _word_key(codes, classes, start, end):
+    """``(key, first class)`` of the word a chunk starts with: the hash of its letters
+    past any opening punctuation (``«Cheia,`` -> ``cheia``), and the class of the
+    first letter (CLASS_OUTSIDE when the chunk starts with no letter)."""
+    j = start
+    while j < end and (classes[j] == CLASS_PUNCT or classes[j] == CLASS_FINAL_PUNCT):
+        j += 1
+    # the letter classes are the three lowest
+    first = classes[j] if j < end and classes[j] <= CLASS_LETTER else CLASS_OUTSIDE
+    key = np.int64(17)
+    while j < end and classes[j] <= CLASS_LETTER:
+        key = feature_hash(97, key, codes[j], 0, 0, 0)
+        j += 1
+    return key, first
+
+
+@njit(cache=True, nogil=True)
+def lowercase_words(codes, classes):
+    """Sorted distinct keys (see _word_key) of the words of a text written in lower
+    case: a capitalised word among them is more likely to start a sentence than a
+    name is."""
+    keys = np.empty(len(codes), np.int64)
+    n_keys, i, n = 0, 0, len(codes)
+    while i < n:
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            i += 1
+            continue
+        j = i
+        while j < n and classes[j] != CLASS_SPACE and classes[j] != CLASS_NEWLINE:
+            j += 1
+        key, first = _word_key(codes, classes, i, j)
+        if first == CLASS_LOWER:
+            keys[n_keys] = key
+            n_keys += 1
+        i = j
+    return np.unique(keys[:n_keys])
+
+
+@njit(cache=True, nogil=True)
+def text_context(codes, classes, lexicon):
+    """The (n, N_CONTEXT) context array of a text, given the sorted keys of words known
+    in lower case (lowercase_words of the training text); linear in its length."""
     n = len(codes)
     context = np.zeros((n, N_CONTEXT), np.int64)
     # chunks are maximal runs of characters that are not white space
@@ -144,7 +217,52 @@ def text_context(codes, classes):
         next_start = start
         newlines = 0
         i = start - 1
+    _sentence_context(codes, classes, starts, ends, lexicon, context)
     return context
+
+
+@njit(cache=True, nogil=True)
+def _sentence_context(codes, classes, starts, ends, lexicon, context):
+    """Fill the sentence-level columns, which reach past the character window: a
+    headline without a full stop is short and followed by a capital; a sentence
+    that runs on past a capital has been long already."""
+    n = len(classes)
+    chunk_starts = np.flatnonzero(starts == np.arange(n))
+    m = len(chunk_starts)
+    # a run of chunks ends after one that closes or before a paragraph break
+    run_end = np.zeros(m, np.bool_)
+    for c in range(m):
+        end = ends[chunk_starts[c]]
+        run_end[c] = _closes(classes, chunk_starts[c], end) or c == m - 1
+        if not run_end[c]:
+            breaks = 0
+            for j in range(end, chunk_starts[c + 1]):
+                breaks += classes[j] == CLASS_NEWLINE
+            run_end[c] = breaks >= 2
+    since = 0
+    for c in range(m):
+        since += 1
+        for k in range(chunk_starts[c], ends[chunk_starts[c]]):
+            context[k, CTX_SINCE_FINAL] = _bucket(since)
+        if run_end[c]:
+            since = 0
+    until = 0
+    for c in range(m - 1, -1, -1):
+        if run_end[c]:
+            until = 0
+        until += 1
+        after_next = classes[chunk_starts[c + 2]] if c + 2 < m else CLASS_OUTSIDE
+        case = NEXT_NOT_CAPITAL
+        if c + 1 < m:
+            key, first = _word_key(codes, classes, chunk_starts[c + 1], ends[chunk_starts[c + 1]])
+            if first == CLASS_UPPER:
+                where = np.searchsorted(lexicon, key)
+                known = where < len(lexicon) and lexicon[where] == key
+                case = NEXT_CAPITAL_KNOWN_LOWER if known else NEXT_CAPITAL_UNKNOWN
+        for k in range(chunk_starts[c], ends[chunk_starts[c]]):
+            context[k, CTX_UNTIL_FINAL] = _bucket(until)
+            context[k, CTX_NEXT2_CLASS] = after_next
+            context[k, CTX_NEXT_CASE] = case
 
 
 @njit(cache=True, nogil=True)
@@ -155,7 +273,8 @@ def _at(array, i, outside):
 @njit(cache=True, nogil=True)
 def position_features(i, codes, classes, context, mask, out):
     """The weight rows of character ``i``'s features, written into ``out``: N_TEMPLATES
-    of them, or the first N_TEMPLATES_WITHOUT_WEB when ``out`` is that short."""
+    of them, or as many of the first ones as ``out`` holds (N_TEMPLATES_WITHOUT_WEB or
+    N_TEMPLATES_WITHOUT_SENTENCE, for models fitted before the later templates)."""
     c0 = codes[i]
     cm2, cm1 = _at(codes, i - 2, -1), _at(codes, i - 1, -1)
     c1, c2 = _at(codes, i + 1, -1), _at(codes, i + 2, -1)
@@ -197,6 +316,22 @@ def position_features(i, codes, classes, context, mask, out):
         km1 = _at(classes, i - 1, CLASS_OUTSIDE)
         out[26] = feature_hash(26, ctx[CTX_WEB], km1, classes[i], k1, 0) & mask
         out[27] = feature_hash(27, ctx[CTX_WEB], c0, c1, 0, 0) & mask
+    if len(out) > N_TEMPLATES_WITHOUT_SENTENCE:
+        if ctx[CTX_RIGHT_LEN] > 0:
+            # inside a chunk these say nothing about a token end: one shared row each
+            for t in range(N_TEMPLATES_WITHOUT_SENTENCE, N_TEMPLATES):
+                out[t] = feature_hash(t, 0, 0, 0, 0, 0) & mask
+            return out
+        since = ctx[CTX_SINCE_FINAL]
+        out[28] = feature_hash(28, since, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEXT2_CLASS],
+                               ctx[CTX_NEWLINES]) & mask
+        out[29] = feature_hash(29, since, ctx[CTX_UNTIL_FINAL], ctx[CTX_NEXT_CLASS], classes[i],
+                               0) & mask
+        out[30] = feature_hash(30, since, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
+        out[31] = feature_hash(31, since, left, ctx[CTX_NEXT_CLASS], 0, 0) & mask
+        out[32] = feature_hash(32, since, ctx[CTX_NEXT_CASE], classes[i], ctx[CTX_NEXT2_CLASS],
+                               0) & mask
+        out[33] = feature_hash(33, left, ctx[CTX_NEXT_CASE], 0, 0, 0) & mask
     return out
 
 

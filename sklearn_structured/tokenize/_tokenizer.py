@@ -36,6 +36,7 @@ from ._kernels import (
     SENTENCE_END,
     TOKEN_END,
     label_spans,
+    lowercase_words,
     perceptron_epoch,
     predict_labels,
     text_context,
@@ -136,12 +137,14 @@ def _span_f1(gold, predicted):
 
 
 class _Text:
-    """One text as the kernels see it."""
+    """One text as the kernels see it, given the words known in lower case (None: the
+    text's own, for the training text)."""
 
-    def __init__(self, text):
+    def __init__(self, text, lexicon):
         self.text = text
         self.codes, self.classes = encode_text(text)
-        self.context = text_context(self.codes, self.classes)
+        self.lexicon = lowercase_words(self.codes, self.classes) if lexicon is None else lexicon
+        self.context = text_context(self.codes, self.classes, self.lexicon)
 
 
 class _TokenizerEpochs(EpochTrainer):
@@ -180,8 +183,10 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """Splits raw text into sentences, tokens and syntactic words, learned from a UD treebank.
 
     Every character that is not white space is labelled by a multiclass
-    averaged perceptron over hashed character n-grams and the
-    white-space-delimited chunk around it: inside a token, end of a token, or
+    averaged perceptron over hashed character n-grams, the
+    white-space-delimited chunk around it and, where a chunk ends, the
+    stretch of text since the last final punctuation and the case of the
+    next word: inside a token, end of a token, or
     end of a token and a sentence. White space always ends a token, and a
     blank line (a paragraph break) or the end of the text always ends a
     sentence. Multiword tokens are then expanded into their words: a form
@@ -222,9 +227,13 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     weights_ : ndarray of shape (n_features, 3), float32
         The averaged perceptron weights.
     n_templates_ : int
-        The character feature templates the weights were fitted with; models
-        fitted before the web-address templates lack the attribute and use
-        the 26 they had.
+        The feature templates the weights were fitted with; models fitted
+        before the web-address templates lack the attribute and use the 26
+        they had (those fitted before the sentence-level templates have 28).
+    lowercase_words_ : ndarray of int64
+        Sorted hashes of the words the training text has in lower case: a
+        capitalised one of them after a chunk is a hint of a sentence start.
+        Models fitted before the sentence-level templates lack it.
     expansions_ : dict
         Training forms, as written (``"written"``) and lower-cased
         (``"lower"``), to the words they stood for (an empty tuple for a
@@ -295,7 +304,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         segmented = [segmented_text(doc) for doc in X]
         self.n_rebuilt_sentences_ = sum(s.rebuilt for s in segmented)
         text = PARAGRAPH_BREAK.join(s.text for s in segmented)
-        training = _Text(text)
+        training = _Text(text, None)
         gold = np.zeros(len(text), np.int8)
         offset, paragraphs = 0, []
         for s in segmented:
@@ -311,6 +320,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         self.training_state_ = perceptron_state({"W": np.zeros((self.n_features, N_LABELS))})
         self._store_prediction_weights()
         self.n_templates_ = N_TEMPLATES
+        self.lowercase_words_ = training.lexicon
         self.history_ = []
         validation = (None if X_val is None
                       else [segmented_text(doc) for doc in _documents(X_val, "X_val")])
@@ -324,7 +334,8 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
 
     def _segment(self, text, presegmented=False):
         """Token spans (n, 2) and the index of the last token of every sentence."""
-        encoded = _Text(text)
+        # models saved before the sentence-level templates carry no lowercase_words_
+        encoded = _Text(text, getattr(self, "lowercase_words_", np.zeros(0, np.int64)))
         # models saved before the web-address templates carry no n_templates_
         n_templates = getattr(self, "n_templates_", N_TEMPLATES_WITHOUT_WEB)
         labels = predict_labels(encoded.codes, encoded.classes, encoded.context, self.weights_,
