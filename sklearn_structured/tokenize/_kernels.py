@@ -272,9 +272,10 @@ def _at(array, i, outside):
 
 @njit(cache=True, nogil=True)
 def position_features(i, codes, classes, context, mask, out):
-    """The weight rows of character ``i``'s features, written into ``out``: N_TEMPLATES
-    of them, or as many of the first ones as ``out`` holds (N_TEMPLATES_WITHOUT_WEB or
-    N_TEMPLATES_WITHOUT_SENTENCE, for models fitted before the later templates)."""
+    """Write the weight rows of character ``i``'s features into ``out`` and return how
+    many: up to N_TEMPLATES of them, or as many of the first ones as ``out`` holds
+    (N_TEMPLATES_WITHOUT_WEB or N_TEMPLATES_WITHOUT_SENTENCE, for models fitted
+    before the later templates)."""
     c0 = codes[i]
     cm2, cm1 = _at(codes, i - 2, -1), _at(codes, i - 1, -1)
     c1, c2 = _at(codes, i + 1, -1), _at(codes, i + 2, -1)
@@ -312,27 +313,25 @@ def position_features(i, codes, classes, context, mask, out):
     out[24] = feature_hash(24, ctx[CTX_LEFT_SHAPE], ctx[CTX_NEXT_CLASS], ctx[CTX_NEWLINES],
                            k1, 0) & mask
     out[25] = feature_hash(25, left, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
-    if len(out) > N_TEMPLATES_WITHOUT_WEB:
-        km1 = _at(classes, i - 1, CLASS_OUTSIDE)
-        out[26] = feature_hash(26, ctx[CTX_WEB], km1, classes[i], k1, 0) & mask
-        out[27] = feature_hash(27, ctx[CTX_WEB], c0, c1, 0, 0) & mask
-    if len(out) > N_TEMPLATES_WITHOUT_SENTENCE:
-        if ctx[CTX_RIGHT_LEN] > 0:
-            # inside a chunk these say nothing about a token end: one shared row each
-            for t in range(N_TEMPLATES_WITHOUT_SENTENCE, N_TEMPLATES):
-                out[t] = feature_hash(t, 0, 0, 0, 0, 0) & mask
-            return out
-        since = ctx[CTX_SINCE_FINAL]
-        out[28] = feature_hash(28, since, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEXT2_CLASS],
-                               ctx[CTX_NEWLINES]) & mask
-        out[29] = feature_hash(29, since, ctx[CTX_UNTIL_FINAL], ctx[CTX_NEXT_CLASS], classes[i],
-                               0) & mask
-        out[30] = feature_hash(30, since, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
-        out[31] = feature_hash(31, since, left, ctx[CTX_NEXT_CLASS], 0, 0) & mask
-        out[32] = feature_hash(32, since, ctx[CTX_NEXT_CASE], classes[i], ctx[CTX_NEXT2_CLASS],
-                               0) & mask
-        out[33] = feature_hash(33, left, ctx[CTX_NEXT_CASE], 0, 0, 0) & mask
-    return out
+    if len(out) == N_TEMPLATES_WITHOUT_WEB:
+        return N_TEMPLATES_WITHOUT_WEB
+    km1 = _at(classes, i - 1, CLASS_OUTSIDE)
+    out[26] = feature_hash(26, ctx[CTX_WEB], km1, classes[i], k1, 0) & mask
+    out[27] = feature_hash(27, ctx[CTX_WEB], c0, c1, 0, 0) & mask
+    if len(out) == N_TEMPLATES_WITHOUT_SENTENCE or ctx[CTX_RIGHT_LEN] > 0:
+        # inside a chunk the sentence-level templates say nothing: left out
+        return N_TEMPLATES_WITHOUT_SENTENCE
+    since = ctx[CTX_SINCE_FINAL]
+    out[28] = feature_hash(28, since, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEXT2_CLASS],
+                           ctx[CTX_NEWLINES]) & mask
+    out[29] = feature_hash(29, since, ctx[CTX_UNTIL_FINAL], ctx[CTX_NEXT_CLASS], classes[i],
+                           0) & mask
+    out[30] = feature_hash(30, since, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
+    out[31] = feature_hash(31, since, left, ctx[CTX_NEXT_CLASS], 0, 0) & mask
+    out[32] = feature_hash(32, since, ctx[CTX_NEXT_CASE], classes[i], ctx[CTX_NEXT2_CLASS],
+                           0) & mask
+    out[33] = feature_hash(33, left, ctx[CTX_NEXT_CASE], 0, 0, 0) & mask
+    return N_TEMPLATES
 
 
 @njit(cache=True, nogil=True)
@@ -377,13 +376,13 @@ def perceptron_epoch(order, segments, codes, classes, context, gold, weights, su
             lowest, forced = _labels_allowed(i, classes, context)
             if forced >= 0:
                 continue
-            position_features(i, codes, classes, context, mask, rows)
-            predicted = _best(rows, weights, lowest)
+            used = rows[:position_features(i, codes, classes, context, mask, rows)]
+            predicted = _best(used, weights, lowest)
             count[0] += 1.0
             if predicted != gold[i]:
                 mistakes += 1
                 c = count[0]
-                for r in rows:
+                for r in used:
                     weights[r, gold[i]] += 1.0
                     weights[r, predicted] -= 1.0
                     sums[r, gold[i]] += c
@@ -405,8 +404,8 @@ def predict_labels(codes, classes, context, weights, mask, n_templates):
         if forced >= 0:
             labels[i] = forced
             continue
-        position_features(i, codes, classes, context, mask, rows)
-        labels[i] = _best(rows, weights, lowest)
+        used = rows[:position_features(i, codes, classes, context, mask, rows)]
+        labels[i] = _best(used, weights, lowest)
     return labels
 
 
