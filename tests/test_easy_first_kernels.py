@@ -411,6 +411,23 @@ def test_tagger_reads_a_csr_table_as_the_dense_one(beam, parts):
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_dense_row_of_the_scoring_table_adds_only_the_cells_out_holds():
+    """A tag-context row is added to the tags' columns only, though the table also has
+    part columns: nothing is written past them."""
+    from scipy.sparse import csr_array
+
+    W = np.zeros((3, 16), np.float32)
+    W[1, :3] = [1, 2, 3]  # a row stored dense (beyond out, cells out must not get)
+    W[1, 3:6] = 9.0
+    W[2, 0] = 4.0  # a row left sparse
+    scorer = tk.scoring_table(csr_array(W))
+    assert scorer[3].tolist() == [-1, 0, -1]
+    buffer = np.full(16, -7.0)
+    tk._add_sparse_row(scorer, 1, buffer[:3])
+    tk._add_sparse_row(scorer, 2, buffer[:3])
+    assert buffer.tolist() == [-2.0, -5.0, -4.0] + [-7.0] * 13
+
+
 @pytest.mark.parametrize("average", [True, False])
 def test_prediction_table_is_the_csr_of_the_prediction_weights(average):
     from sklearn_structured.utils import perceptron_state, prediction_weights
