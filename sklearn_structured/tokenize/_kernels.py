@@ -137,8 +137,25 @@ def lowercase_words(codes, classes):
     """Sorted distinct keys (see _word_key) of the words of a text written in lower
     case: a capitalised word among them is more likely to start a sentence than a
     name is."""
-    keys = np.empty(len(codes), np.int64)
-    n_keys, i, n = 0, 0, len(codes)
+    chunk_starts, chunk_ends = _chunks(classes)
+    keys = np.empty(len(chunk_starts), np.int64)
+    n_keys = 0
+    for c in range(len(chunk_starts)):
+        key, first = _word_key(codes, classes, chunk_starts[c], chunk_ends[c])
+        if first == CLASS_LOWER:
+            keys[n_keys] = key
+            n_keys += 1
+    return np.unique(keys[:n_keys])
+
+
+@njit(cache=True, nogil=True)
+def _chunks(classes):
+    """Where each chunk (a maximal run of characters that are not white space) starts
+    and ends, in text order."""
+    n = len(classes)
+    chunk_starts = np.empty(n, np.int64)
+    chunk_ends = np.empty(n, np.int64)
+    m, i = 0, 0
     while i < n:
         if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
             i += 1
@@ -146,12 +163,10 @@ def lowercase_words(codes, classes):
         j = i
         while j < n and classes[j] != CLASS_SPACE and classes[j] != CLASS_NEWLINE:
             j += 1
-        key, first = _word_key(codes, classes, i, j)
-        if first == CLASS_LOWER:
-            keys[n_keys] = key
-            n_keys += 1
+        chunk_starts[m], chunk_ends[m] = i, j
+        m += 1
         i = j
-    return np.unique(keys[:n_keys])
+    return chunk_starts[:m], chunk_ends[:m]
 
 
 @njit(cache=True, nogil=True)
@@ -160,24 +175,15 @@ def text_context(codes, classes, lexicon):
     in lower case (lowercase_words of the training text); linear in its length."""
     n = len(codes)
     context = np.zeros((n, N_CONTEXT), np.int64)
-    # chunks are maximal runs of characters that are not white space
-    i = 0
-    next_start = n  # where the chunk after the current one starts
+    # each character's chunk, -1 for white space
+    chunk_starts, chunk_ends = _chunks(classes)
     starts = np.full(n, -1, np.int64)
     ends = np.full(n, -1, np.int64)
-    while i < n:
-        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
-            i += 1
-            continue
-        j = i
-        while j < n and classes[j] != CLASS_SPACE and classes[j] != CLASS_NEWLINE:
-            j += 1
-        for k in range(i, j):
-            starts[k] = i
-            ends[k] = j
-        i = j
+    for c in range(len(chunk_starts)):
+        starts[chunk_starts[c]:chunk_ends[c]] = chunk_starts[c]
+        ends[chunk_starts[c]:chunk_ends[c]] = chunk_ends[c]
     # walk backwards to know the next chunk and the newlines before it
-    next_start = n
+    next_start = n  # where the chunk after the current one starts
     newlines = 0
     i = n - 1
     while i >= 0:
@@ -217,22 +223,20 @@ def text_context(codes, classes, lexicon):
         next_start = start
         newlines = 0
         i = start - 1
-    _sentence_context(codes, classes, starts, ends, lexicon, context)
+    _sentence_context(codes, classes, chunk_starts, chunk_ends, lexicon, context)
     return context
 
 
 @njit(cache=True, nogil=True)
-def _sentence_context(codes, classes, starts, ends, lexicon, context):
+def _sentence_context(codes, classes, chunk_starts, chunk_ends, lexicon, context):
     """Fill the sentence-level columns, which reach past the character window: a
     headline without a full stop is short and followed by a capital; a sentence
     that runs on past a capital has been long already."""
-    n = len(classes)
-    chunk_starts = np.flatnonzero(starts == np.arange(n))
     m = len(chunk_starts)
     # a run of chunks ends after one that closes or before a paragraph break
     run_end = np.zeros(m, np.bool_)
     for c in range(m):
-        end = ends[chunk_starts[c]]
+        end = chunk_ends[c]
         run_end[c] = _closes(classes, chunk_starts[c], end) or c == m - 1
         if not run_end[c]:
             breaks = 0
@@ -242,7 +246,7 @@ def _sentence_context(codes, classes, starts, ends, lexicon, context):
     since = 0
     for c in range(m):
         since += 1
-        for k in range(chunk_starts[c], ends[chunk_starts[c]]):
+        for k in range(chunk_starts[c], chunk_ends[c]):
             context[k, CTX_SINCE_FINAL] = _bucket(since)
         if run_end[c]:
             since = 0
@@ -254,12 +258,12 @@ def _sentence_context(codes, classes, starts, ends, lexicon, context):
         after_next = classes[chunk_starts[c + 2]] if c + 2 < m else CLASS_OUTSIDE
         case = NEXT_NOT_CAPITAL
         if c + 1 < m:
-            key, first = _word_key(codes, classes, chunk_starts[c + 1], ends[chunk_starts[c + 1]])
+            key, first = _word_key(codes, classes, chunk_starts[c + 1], chunk_ends[c + 1])
             if first == CLASS_UPPER:
                 where = np.searchsorted(lexicon, key)
                 known = where < len(lexicon) and lexicon[where] == key
                 case = NEXT_CAPITAL_KNOWN_LOWER if known else NEXT_CAPITAL_UNKNOWN
-        for k in range(chunk_starts[c], ends[chunk_starts[c]]):
+        for k in range(chunk_starts[c], chunk_ends[c]):
             context[k, CTX_UNTIL_FINAL] = _bucket(until)
             context[k, CTX_NEXT2_CLASS] = after_next
             context[k, CTX_NEXT_CASE] = case
