@@ -133,10 +133,9 @@ def _add_sparse_row(weights, row, out):
     indptr, indices, data, dense_of_row, dense = weights
     d = dense_of_row[row]
     if d >= 0:
-        # ``out`` may hold the tags' columns only (a tag-context row, whose part
-        # columns are zero): as for a dense table, add that many
-        for t in range(out.shape[0]):
-            out[t] += dense[d, t]
+        # as for a dense table, only the columns ``out`` holds: a tag-context row is
+        # added to the tags' columns alone (its part columns are zero)
+        _add_dense_row(dense, d, out)
         return
     for k in range(indptr[row], indptr[row + 1]):
         out[indices[k]] += data[k]
