@@ -527,6 +527,40 @@ def test_input_tags_are_features():
     assert "upos" in reading.vocabularies_
 
 
+def test_lemma_endings_tell_the_inflection_of_unseen_forms():
+    # stems in "o" take "da" (Loc) and stems in "od" take "a" (Dat): both forms end in
+    # "oda", so only where the training lemma ends tells the two apart in a new form
+    rng = np.random.default_rng(0)
+    endings = {"": "Case=Nom", "a": "Case=Dat", "da": "Case=Loc", "n": "Case=Gen",
+               "lar": "Case=Nom|Number=Plur"}
+    letters = list("bcfgklmprstuie")
+    train, test = [], []
+    for k in range(300):
+        stem = "".join(rng.choice(letters, size=4)) + ("o" if k % 2 else "od")
+        held_out = ("da" if k % 2 else "a") if k % 4 < 2 else None
+        for ending, feats in endings.items():
+            token = {"form": stem + ending, "lemma": stem, "feats": feats}
+            (test if ending == held_out else train).append([token])
+    params = {"beam_size": 1, "n_epochs": 5, "target": "feats", "random_state": 0}
+    reading = EasyFirstBeamTagger(**params).fit(train)
+    assert reading.score(test) > 0.95
+    assert EasyFirstBeamTagger(lemma_endings=False, **params).fit(train).score(test) < 0.7
+    assert len(reading.stems_.split("\n")) == 300
+
+
+def test_models_without_stems_read_no_ending(tmp_path):
+    """A model saved before lemma_endings has no stems_ and tags as it did."""
+    from sklearn_structured.utils import load_model, save_model
+
+    params = {"beam_size": 1, "n_epochs": 2, "target": "feats", "random_state": 0}
+    without = EasyFirstBeamTagger(lemma_endings=False, **params).fit(X_TRAIN[:60])
+    assert without.stems_ == ""
+    expected = without.predict(X_TEST[:20])
+    del without.stems_
+    save_model(without, tmp_path / "old.npz")
+    assert load_model(tmp_path / "old.npz").predict(X_TEST[:20]) == expected
+
+
 @pytest.mark.parametrize("input_tags, match", [
     (("feats",), "input_tags must be"),
     (("upos", "upos"), "input_tags must be"),

@@ -31,10 +31,12 @@ from ._tagger_features import (
     fit_tagger_vocabularies,
     jackknifed_class_ids,
     kept_feature_keys,
+    lemma_stems,
     static_feature_keys,
     static_feature_rows,
     tag_context_values,
     tag_parts,
+    word_describer,
 )
 
 # Lemma scripts seen fewer times in the first training data are trained as the
@@ -190,6 +192,17 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         case, number and gender), Turkish IMST 85.47 / 85.80 -> 85.35 /
         85.46; seed 0: English EWT 95.24 -> 95.52, Portuguese Bosque (no
         XPOS, UPOS only) 94.31 -> 94.54. XPOS and lemmas: see the user guide.
+    lemma_endings : bool, default=True
+        When the training tokens have lemmas (or the target is ``"lemma"``),
+        a word's ending after the longest training lemma that begins it
+        (lower-cased, the lemma of two characters or more, the ending of one
+        or more) is a feature too: ``evlerinden`` after ``ev`` reads
+        ``lerinden``. In agglutinative and fusional languages it spells the
+        inflection of words never seen in training. Dev accuracy, beam 1,
+        gold input tags, seed 0, without -> with: Turkish IMST FEATS 91.07
+        -> 92.04, lemmas 90.21 -> 91.97, UPOS 90.71 -> 90.85; Czech CLTT FEATS
+        96.24 -> 96.59, XPOS 84.60 -> 85.00, lemmas 96.71 -> 96.92; English
+        EWT FEATS 98.23 -> 98.15.
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -223,6 +236,9 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
     default_script_ : str
         ``target="lemma"`` only: the most frequent script, which rare
         scripts train as.
+    stems_ : str
+        With ``lemma_endings``: the distinct lower-cased training lemmas of
+        two characters or more, sorted, one per line (empty without lemmas).
     ambiguity_words_, ambiguity_ids_ : ndarray of str, ndarray of int64
         With ``ambiguity_min_count``: the lower-cased training words that have
         an ambiguity class, sorted, and the id of each one's class (a checksum
@@ -270,12 +286,14 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         "update": [StrOptions({"resume", "early"})],
         "decompose_feats": ["boolean"],
         "input_tags": [tuple, list],
+        "lemma_endings": ["boolean"],
     }
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
-                 update="resume", decompose_feats=True, input_tags=(), n_iter_no_change=None,
-                 validation_fraction=None, random_state=None, verbose=0, n_jobs=None):
+                 update="resume", decompose_feats=True, input_tags=(), lemma_endings=True,
+                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
+                 n_jobs=None):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
         self.target = target
@@ -285,6 +303,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         self.update = update
         self.decompose_feats = decompose_feats
         self.input_tags = input_tags
+        self.lemma_endings = lemma_endings
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):
@@ -325,7 +344,13 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
         return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids,
-                                   self.input_tags)
+                                   self.input_tags, self._describer())
+
+    def _describer(self):
+        """The word attributes of the fitted features (models saved before
+        ``lemma_endings`` have no ``stems_`` and read no ending)."""
+        stems = getattr(self, "stems_", "")
+        return self._cached("describer", stems, lambda: word_describer(stems))
 
     def _dictionary_class_ids(self, sentences):
         """Each token's class id in the ambiguity dictionary (0: not in it), or None
@@ -401,12 +426,18 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
             self.tag_parts_ = tag_parts(self.classes_)
         else:
             self.tag_parts_ = np.zeros((len(self.classes_), 0), np.int64)
-        self.vocabularies_ = fit_tagger_vocabularies(sentences, self.input_tags)
+        self.stems_ = ""
+        if self.lemma_endings:  # the gold lemmas, without token_values' fall-back to the form
+            self.stems_ = lemma_stems(lemmas if self.target == "lemma" else (
+                token_field(token, "lemma") for sentence in sentences for token in sentence))
+        self.vocabularies_ = fit_tagger_vocabularies(sentences, self.input_tags,
+                                                     self._describer())
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         class_ids = self._training_class_ids(sentences, classes)
-        keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids, self.input_tags)
+        keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids, self.input_tags,
+                                      self._describer())
         self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
