@@ -42,9 +42,8 @@ def _word_attributes(form):
 
 def lemma_stems(lemmas):
     """The stems :func:`word_describer` reads: the distinct lower-cased ``lemmas`` of two
-    characters or more (None and ``_`` left out), sorted and joined by line breaks."""
-    return "\n".join(sorted({lemma.lower() for lemma in lemmas
-                              if lemma and lemma != "_" and len(lemma) >= 2}))
+    characters or more (None left out), sorted and joined by line breaks."""
+    return "\n".join(sorted({lemma.lower() for lemma in lemmas if lemma and len(lemma) >= 2}))
 
 
 def _ending(lower, stems):
