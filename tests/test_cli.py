@@ -1,3 +1,4 @@
+import gc
 import io
 from pathlib import Path
 import pickle
@@ -301,6 +302,20 @@ def test_closed_pipe_is_not_an_error(tagger_model, sample_files):
     err = parse.stderr.read().decode()
     parse.wait(timeout=120)
     assert "Traceback" not in err and "Broken pipe" not in err
+
+
+def test_the_installed_command_writes_all_its_output(tagger_model, sample_files, tmp_path):
+    # the command ends without tearing the interpreter down: its output must
+    # still be flushed whole, and a model load must leave no frozen objects to
+    # the process that calls main()
+    _, test = sample_files
+    assert main(["parse", "--model", str(tagger_model), str(test), "-o", str(tmp_path / "in.conllu")]) == 0
+    assert gc.get_freeze_count() == 0
+    run = subprocess.run([sys.executable, "-m", "sklearn_structured", "parse", "--model",
+                          str(tagger_model), str(test)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == (tmp_path / "in.conllu").read_text()
+    assert run.stderr.endswith(f"wrote {len(read_conllu(test).sentences)} sentences to standard output\n")
 
 
 def _blank_all_but_forms(source, destination):

@@ -9,6 +9,8 @@ only under ``--debug``; Ctrl-C exits with status 130.
 """
 
 import argparse
+import atexit
+import gc
 import importlib
 import os
 import sys
@@ -98,3 +100,25 @@ def main(argv=None):
             raise
         print(f"sklearn-structured: error: {_error_message(error)}", file=sys.stderr)
         return 1
+    finally:
+        gc.unfreeze()  # undo the freeze of load_model for callers in the same process
+
+
+def console_main():
+    """The installed command and ``python -m sklearn_structured``: :func:`main`, then exit.
+
+    Once the command is done, the process ends without tearing the interpreter
+    down: freeing every module and object one by one took about 0.4 s of CPU
+    after each command, a twelfth of parsing the EWT test text. The exit
+    handlers registered with :mod:`atexit` still run and the standard
+    streams are flushed; every file a command writes is closed before it
+    returns.
+    """
+    status = main()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away, a closed stream
+            pass
+    os._exit(status or 0)

@@ -44,8 +44,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from .._annotate import parse
-
     text_only = [flag for flag, given in (
         ("--presegmented", args.presegmented), ("--token-ranges", args.token_ranges),
         ("--no-multiword", args.expand_multiword is False),
@@ -57,6 +55,8 @@ def run(args):
     if args.output:
         check_output_path(args.output)
     model = load_model(args.model, args.allow_pickle)
+    from .._annotate import parse  # after the model: its loading imports the library
+
     if registry.kind_of(model) is None:
         raise CommandError(f"{args.model} holds a {type(model).__name__}, which parse cannot "
                            "apply: it takes a parser, a tagger or a parsing pipeline")
