@@ -6,6 +6,7 @@ against enumeration of all trees, lazy averaging against the explicit mean,
 and the SVD initialisation against an exactly low-rank tensor.
 """
 
+import hashlib
 import itertools
 
 import numpy as np
@@ -42,6 +43,28 @@ def tiny_sentence(n):
     sentence = [dict(tok) for tok in next(s for s in X if len(s) >= n)[:n]]
     sentence[0]["form"] = "zyzzyvaunseen"
     return sentence, np.arange(n, dtype=np.int64)
+
+
+def test_arc_features_are_those_models_were_trained_with():
+    # saved models need exactly the arc feature ids they were trained with: a
+    # change to the templates or the hash must be deliberate (it needs a new
+    # model format version); pinned as a digest over every arc of six sentences
+    X, y = load_sample_treebank("train")
+    parser = LowRankTensorParser(rank=RANK, n_epochs=1, n_features=2**12,
+                                 random_state=0).fit(X[:30], y[:30])
+    data = encode(X[30:36], parser._encoding())
+    digest = hashlib.sha256()
+    for s in range(6):
+        start = data["sent_off"][s]
+        n = data["sent_off"][s + 1] - start - 1
+        buf = np.empty(max_arc_features(n), dtype=np.int64)
+        for pos, h, m in itertools.product((True, False), range(n + 1), range(1, n + 1)):
+            if h != m:
+                # a table size that keeps almost the whole hash
+                k = arc_feature_ids(start, n, h, m, data["form"], data["lemma"], data["xpos"],
+                                    data["upos"], pos, 2**62 + 1, buf)
+                digest.update(buf[:k].tobytes())
+    assert digest.hexdigest() == "606bb056ee544283dff4756483448cbcefe25b33cf727405fe3fb7a2d17bc54b"
 
 
 def random_parameters(parser, seed):
