@@ -13,6 +13,12 @@ as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
 
+The tagger-parser model is trained in two steps, each kept in the work folder:
+the tagger alone, then the parser with that tagger copied in (UDPipe's
+``from_model``). UDPipe's parser learns from the output of the tagger its
+model holds, so this gives the model of one joint training, and with
+``--reuse-model`` a run cut off after the tagger resumes at the parser.
+
 ``--raw-text`` also trains UDPipe's tokeniser, alone (its defaults; each
 model is kept in the work folder, so that with ``--reuse-model`` the
 tokeniser and the tagger-parser model can be trained in separate sittings, or
@@ -45,8 +51,8 @@ from bench_pipeline import cli, strip_to_forms
 
 
 # The models --raw-text chains, in the order they run. UDPipe trains the tokeniser
-# apart from the rest; the tagger and parser train together, as by default, since
-# the parser then learns from the tagger's output rather than gold tags.
+# apart from the rest; the tagger-parser model's parser learns from its tagger's
+# output rather than gold tags, as by default.
 PARTS = ("tokenizer", "tagger-parser")
 
 
@@ -85,16 +91,38 @@ def train_udpipe(udpipe, train, dev, model, tokenizer_options, tagger_options, p
     return seconds, wall
 
 
-def trained_model(udpipe, args, work, stem, options, train, dev):
+def trained_model(udpipe, args, work, stem, options, train, dev, earlier=None):
     """The model ``work/<stem>.model`` and its training record, trained with the
-    (tokenizer, tagger, parser) ``options`` unless ``--reuse-model`` finds both."""
+    (tokenizer, tagger, parser) ``options`` unless ``--reuse-model`` finds both.
+
+    ``earlier``: the record of the step whose model this one copies in; its
+    seconds count as this model's, and its tagger options are this model's.
+    """
     model, record = work / f"{stem}.model", work / f"{stem}-training.json"
     if not (args.reuse_model and model.exists() and record.exists()):
         load = os.getloadavg()[0]
         cpu, wall = train_udpipe(udpipe, train, dev, model, *options)
-        record.write_text(json.dumps({"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
-                                      "tagger": options[1], "parser": options[2]}))
+        figures = {"cpu": cpu, "wall": wall, "load": [load, os.getloadavg()[0]],
+                   "tagger": options[1], "parser": options[2]}
+        if earlier:
+            figures.update(cpu=earlier["cpu"] + cpu, wall=earlier["wall"] + wall,
+                           load=[earlier["load"][0], figures["load"][1]],
+                           tagger=earlier["tagger"])
+        record.write_text(json.dumps(figures))
     return model, json.loads(record.read_text())
+
+
+def trained_tagger_parser(udpipe, args, work, train, dev):
+    """UDPipe's tagger-parser model ``work/udpipe.model`` and its record: the tagger
+    trained alone (``udpipe-tagger.model``), then the parser with it copied in."""
+    none = udpipe.Trainer.NONE
+    done = work / "udpipe.model", work / "udpipe-training.json"
+    if args.reuse_model and all(path.exists() for path in done):
+        return done[0], json.loads(done[1].read_text())
+    tagger, tagger_record = trained_model(udpipe, args, work, "udpipe-tagger",
+                                          (none, args.tagger, none), train, dev)
+    return trained_model(udpipe, args, work, "udpipe", (none, f"from_model=file:{tagger}", args.parser),
+                         train, dev, earlier=tagger_record)
 
 
 def apply_udpipe(udpipe, model, source, destination, input_format="conllu", annotate=True):
@@ -229,21 +257,25 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
     none = udpipe.Trainer.NONE
-    parts = {"tokenizer": ("udpipe-tokenizer", ("", none, none)),
-             "tagger-parser": ("udpipe", (none, args.tagger, args.parser))}
+
+    def trained(part):
+        if part == "tokenizer":
+            return trained_model(udpipe, args, work, "udpipe-tokenizer", ("", none, none),
+                                 train, dev)
+        return trained_tagger_parser(udpipe, args, work, train, dev)
+
     if args.part:  # training only: leaves the test files to the run that scores
-        trained_model(udpipe, args, work, *parts[args.part], train, dev)
+        trained(args.part)
         return
     gold = work / "test-gold.conllu"
     gold.write_text(read_text(test), encoding="utf-8")
     forms = work / "test-forms.conllu"
     strip_to_forms(gold, forms)
     if args.raw_text:
-        models = {part: trained_model(udpipe, args, work, *parts[part], train, dev)
-                  for part in PARTS}
+        models = {part: trained(part) for part in PARTS}
         raw_text_section(udpipe, args, models, gold, work)
         return
-    model, trained = trained_model(udpipe, args, work, *parts["tagger-parser"], train, dev)
+    model, record = trained("tagger-parser")
     predicted = work / "udpipe.conllu"
     apply_udpipe(udpipe, model, forms, predicted)  # warm-up (page cache, model load)
     wall = apply_udpipe(udpipe, model, forms, predicted)
@@ -259,10 +291,10 @@ def main():
         f"UDPipe 1 (ufal.udpipe {udpipe.Version.current().major}."
         f"{udpipe.Version.current().minor}.{udpipe.Version.current().patch}, "
         "method morphodita_parsito, tagger options "
-        f"{trained['tagger']!r}, parser options {trained['parser']!r}: '' is UDPipe's defaults; "
+        f"{record['tagger']!r}, parser options {record['parser']!r}: '' is UDPipe's defaults; "
         f"no tokenizer) trained on {Path(train).name} with {Path(dev).name} as held-out data in "
-        f"{trained['cpu']:.0f} CPU s ({trained['wall']:.0f} s wall, load average "
-        f"{trained['load'][0]:.1f} -> {trained['load'][1]:.1f}); applied to {Path(test).name} "
+        f"{record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, load average "
+        f"{record['load'][0]:.1f} -> {record['load'][1]:.1f}); applied to {Path(test).name} "
         f"({n_sentences} sentences) with every column but ID, FORM and MISC blanked, in "
         f"{wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded, tagging and "
         f"parsing only). Model {model.stat().st_size / 1e6:.1f} MB.\n\n"
