@@ -15,6 +15,7 @@ from sklearn_structured import (
     make_parsing_pipeline,
 )
 from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.easy_first import _tagger_features
 from sklearn_structured.pipeline import annotate, fit_parsing_pipeline, pipeline_targets
 from sklearn_structured.utils import load_model, save_model
 from sklearn_structured.utils.estimator_checks import assert_same_predictions
@@ -141,6 +142,24 @@ def test_saved_pipeline_predicts_identically(parser, sample, fitted_lowrank, tmp
     assert_same_predictions(pipe.predict(forms), loaded.predict(forms))
     assert isinstance(loaded["parser"], (LowRankTensorParser, EasyFirstBeamParser))
     assert isinstance(loaded["tag_upos"], EasyFirstBeamTagger)
+
+
+def test_loaded_taggers_share_the_word_ids_they_read(sample, fitted_lowrank, tmp_path,
+                                                     monkeypatch):
+    """A saved pipeline stores its taggers' equal vocabularies once; loaded, the second
+    tagger reuses the ids of the forms the first one read instead of encoding them again,
+    and tags as before."""
+    *_, forms = sample
+    path = tmp_path / "pipe.model"
+    save_model(fitted_lowrank, path)
+    loaded = load_model(path)
+    encoded = []
+    encode = _tagger_features._word_ids
+    monkeypatch.setattr(_tagger_features, "_word_ids",
+                        lambda *args: encoded.append(1) or encode(*args))
+    assert_same_predictions(loaded.predict(forms), fitted_lowrank.predict(forms))
+    # loaded: once for both taggers; fitted, with a vocabulary per tagger: once each
+    assert len(encoded) == 1 + 2
 
 
 def _edit_model(path, edit):

@@ -336,21 +336,21 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         return [[encode_script(form, lemma) for form, lemma in zip(forms, row)]
                 for forms, row in zip(_forms(sentences), values)]
 
-    def _encode(self, sentences, class_ids=None):
+    def _encode(self, sentences, class_ids=None, share=False):
         """(weight rows of the static features, one row of templates per token; offsets).
 
         ``class_ids``: the tokens' ambiguity classes, by default the dictionary's.
+        ``share``: reuse the word ids of the tagger before (see static_feature_keys).
         """
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
         return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids,
-                                   self.input_tags, self._describer())
+                                   self.input_tags, self._describer(), share)
 
     def _describer(self):
         """The word attributes of the fitted features (models saved before
         ``lemma_endings`` have no ``stems_`` and read no ending)."""
-        stems = getattr(self, "stems_", "")
-        return self._cached("describer", stems, lambda: word_describer(stems))
+        return word_describer(getattr(self, "stems_", ""))
 
     def _dictionary_class_ids(self, sentences):
         """Each token's class id in the ambiguity dictionary (0: not in it), or None
@@ -523,7 +523,7 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         sentences = check_sentences(X)
 
         def tag_chunk(W, chunk):
-            static, offsets = self._encode(chunk)
+            static, offsets = self._encode(chunk, share=True)
             scorer = self._cached("scorer", W, lambda: kernels.scoring_table(W))
             tags, order = kernels.tag(static, offsets, scorer, self._context(), self._search())
             return [(tags[offsets[i]:offsets[i + 1]], order[offsets[i]:offsets[i + 1]])
