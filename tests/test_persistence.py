@@ -343,3 +343,14 @@ def test_equal_dictionaries_of_several_steps_are_stored_and_loaded_once():
     assert again.itos == odd.itos
     with pytest.raises(ValueError, match="malformed vocabulary"):
         _Decoder({"v": np.array([1, 2])}).decode({"__vocabulary__": {"__array__": "v"}})
+    # vocabularies are sliced from their decoded bytes, never a fixed-width array
+    mixed = Vocabulary(["naïve", "日本語", "", "x" * 300, "ß"])
+    encoder = _Encoder()
+    again = _Decoder(encoder.arrays).decode(json.loads(json.dumps(encoder.encode(mixed, "x"))))
+    assert again.itos == mixed.itos and again.stoi == mixed.stoi
+    for shape, data, message in (([1, 1], b"ab", "malformed vocabulary"),
+                                 ([1], b"\xff", "not UTF-8")):
+        arrays = {"d": np.frombuffer(data, np.uint8), "n": np.array([len(data)])}
+        strings = {"__strings__": [shape, "<U2", {"__array__": "d"}, {"__array__": "n"}]}
+        with pytest.raises(ValueError, match=message):
+            _Decoder(arrays).decode({"__vocabulary__": strings})

@@ -263,18 +263,26 @@ def _vocabulary(strings):
     return vocabulary
 
 
-def _str_array(data, lengths, dtype):
-    """The str array of ``dtype`` (``<U<width>``, say) whose items are the UTF-8 bytes
-    ``data``, ``lengths`` bytes each, built without a Python str per item (a list of
-    them took a third of a second for a parsing pipeline's dictionaries)."""
+def _decoded(data, lengths):
+    """The UTF-8 bytes ``data`` as one str, and where each item (``lengths`` bytes
+    each) begins and ends in it, in characters."""
     try:
-        codes = np.frombuffer(data.tobytes().decode("utf-8").encode("utf-32-le"), np.uint32)
+        text = data.tobytes().decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("model file holds a string array that is not UTF-8") from None
     # an item's characters are its bytes that do not continue a UTF-8 sequence
     starts_char = np.concatenate([[0], np.cumsum((data & 0xC0) != 0x80)])
     byte_ends = np.cumsum(lengths)
-    chars = starts_char[byte_ends] - starts_char[byte_ends - lengths]
+    return text, starts_char[byte_ends - lengths], starts_char[byte_ends]
+
+
+def _str_array(data, lengths, dtype):
+    """The str array of ``dtype`` (``<U<width>``, say) whose items are the UTF-8 bytes
+    ``data``, ``lengths`` bytes each, built without a Python str per item (a list of
+    them took a third of a second for a parsing pipeline's dictionaries)."""
+    text, begins, ends = _decoded(data, lengths)
+    codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    chars = ends - begins
     width = np.dtype(dtype).itemsize // 4
     if len(chars) and chars.max() > width:
         raise ValueError("model file holds a string longer than its array's width")
@@ -346,7 +354,8 @@ class _Decoder:
             self.shared[key] = build()
         return self.shared[key]
 
-    def _strings(self, content):
+    def _string_parts(self, content):
+        """(shape, dtype, bytes, lengths) of a ``__strings__`` value, checked."""
         shape, dtype, data, lengths = content
         data, lengths = self.decode(data), self.decode(lengths)
         if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)
@@ -356,9 +365,21 @@ class _Decoder:
                 and lengths.ndim == 1 and len(lengths) == math.prod(shape)
                 and np.all(lengths >= 0) and lengths.sum() == data.size):
             raise ValueError("model file holds a malformed string array")
+        return shape, dtype, data, lengths
+
+    def _strings(self, content):
+        shape, dtype, data, lengths = self._string_parts(content)
         return _str_array(data, lengths, dtype).reshape(shape)
 
     def _str_list(self, content):
+        if isinstance(content, dict) and list(content) == ["__strings__"]:
+            # sliced from the decoded text: a fixed-width array first (as wide as the
+            # longest string, often a URL) cost a parsing pipeline's load 0.3 CPU s
+            shape, _, data, lengths = self._string_parts(content["__strings__"])
+            if len(shape) != 1:
+                raise ValueError("model file holds a malformed vocabulary")
+            text, begins, ends = _decoded(data, lengths)
+            return [text[b:e] for b, e in zip(begins.tolist(), ends.tolist())]
         strings = self.decode(content)
         if not (isinstance(strings, np.ndarray) and strings.dtype.kind == "U" and strings.ndim == 1):
             raise ValueError("model file holds a malformed vocabulary")
