@@ -17,6 +17,7 @@ from sklearn_structured.datasets import (
     read_conllu,
     write_conllu,
 )
+from sklearn_structured.kernels.hashing import bucket_starts
 from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
 from sklearn_structured.tokenize._kernels import (
@@ -43,6 +44,7 @@ from sklearn_structured.tokenize._multiword import expand, learn_expansions
 from sklearn_structured.tokenize._tokenizer import (
     _Text,
     _keep_web_addresses,
+    _row_bits,
     _web_address_spans,
     encode_text,
 )
@@ -206,9 +208,24 @@ def test_estimator_api(sample, tmp_path):
     save_model(tokenizer, tmp_path / "tokenizer.model")
     assert load_model(tmp_path / "tokenizer.model").predict([text]) == tokenizer.predict([text])
     refit = Tokenizer(n_epochs=4, random_state=0).fit([train])
-    np.testing.assert_array_equal(refit.weights_, tokenizer.weights_)
+    np.testing.assert_array_equal(refit.kept_rows_, tokenizer.kept_rows_)
+    np.testing.assert_array_equal(refit.kept_weights_, tokenizer.kept_weights_)
     whole = Tokenizer(n_epochs=4, random_state=0, expand_multiword=False).fit([train])
     assert all(len(t.words) == 1 for s in whole.predict([text])[0] for t in s)
+
+
+def test_a_model_saved_with_the_whole_weight_table_segments_alike(sample):
+    """Models saved before the compact weights hold the hashed table whole, as
+    ``weights_``; they are compacted when they first predict."""
+    _, test, tokenizer = sample
+    text = segmented_text(test).text
+    assert len(tokenizer.kept_rows_) < tokenizer.n_features / 10
+    old = pickle.loads(pickle.dumps(tokenizer))
+    old.weights_ = np.zeros((old.n_features, 3), np.float32)
+    old.weights_[old.kept_rows_] = old.kept_weights_[1:]
+    del old.kept_rows_, old.kept_weights_
+    assert old.predict([text]) == tokenizer.predict([text])
+    np.testing.assert_array_equal(old.kept_rows_, tokenizer.kept_rows_)
 
 
 def test_bad_input_is_refused_with_a_clear_message(sample):
@@ -246,8 +263,9 @@ def test_a_model_fitted_before_later_templates_scores_with_its_own(sample, n_tem
         old.n_templates_ = n_templates
     text = "Write to someone@example.com or see www.example.org/a-b today. Thanks!"
     encoded = _Text(text, np.zeros(0, np.int64))
-    labels = predict_labels(encoded.codes, encoded.classes, encoded.context, old.weights_,
-                            old.weights_.shape[0] - 1, n_templates)
+    starts, shift = bucket_starts(old.kept_rows_, _row_bits(old.n_features))
+    labels = predict_labels(encoded.codes, encoded.classes, encoded.context, old.kept_rows_,
+                            starts, shift, old.kept_weights_, old.n_features - 1, n_templates)
     _keep_web_addresses(text, labels)
     spans, _ = label_spans(labels, encoded.classes)
     np.testing.assert_array_equal(old._segment(text)[0], spans)

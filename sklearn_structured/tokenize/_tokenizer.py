@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..datasets import ConlluDocument, ConlluSentence
 from ..datasets._base import gc_paused
+from ..kernels.hashing import bucket_starts
 from ..utils import (
     EARLY_STOPPING_CONSTRAINTS,
     EpochResult,
@@ -174,10 +175,11 @@ class _TokenizerEpochs(EpochTrainer):
         return self.estimator._score_segmented(validation)
 
     def snapshot(self):
-        return self.estimator.weights_.copy()
+        # fresh arrays after every epoch (_store_prediction_weights), never changed
+        return self.estimator.kept_rows_, self.estimator.kept_weights_
 
     def restore(self, snapshot):
-        self.estimator.weights_ = snapshot
+        self.estimator.kept_rows_, self.estimator.kept_weights_ = snapshot
 
 
 class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
@@ -207,8 +209,8 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         updated (about 60,000 on EWT), but a feature unseen in training
         adds the weights of any trained feature that shares its row: a
         larger table lowers that noise (on dev: EWT Tokens 99.40 at 2**21,
-        99.43 at 2**22, mean of three seeds). It costs memory only (12
-        bytes a row when predicting), not file size.
+        99.43 at 2**22, mean of three seeds). It costs memory in training
+        only (24 bytes a row): the fitted model keeps the updated rows.
     multiword_min_count : int, default=3
         Training tokens a suffix rule for unseen multiword tokens needs.
     expand_multiword : bool, default=True
@@ -225,8 +227,13 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
 
     Attributes
     ----------
-    weights_ : ndarray of shape (n_features, 3), float32
-        The averaged perceptron weights.
+    kept_rows_ : ndarray of int64
+        The rows of the hashed table (sorted) whose averaged perceptron
+        weights are not all zero.
+    kept_weights_ : ndarray of shape (len(kept_rows_) + 1, 3), float32
+        Their weights, one row later; row 0 (zeros) stands for every other
+        row. Models saved before this compact form hold the whole table as
+        ``weights_``, compacted when they first predict.
     n_templates_ : int
         The feature templates the weights were fitted with; models fitted
         before the web-address templates lack the attribute and use the 26
@@ -277,7 +284,8 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         return tags
 
     def _store_prediction_weights(self):
-        self.weights_ = prediction_weights(self.training_state_, "W")
+        self.kept_rows_, self.kept_weights_ = _kept_rows(
+            prediction_weights(self.training_state_, "W"))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
@@ -339,8 +347,12 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         encoded = _Text(text, getattr(self, "lowercase_words_", np.zeros(0, np.int64)))
         # models saved before the web-address templates carry no n_templates_
         n_templates = getattr(self, "n_templates_", N_TEMPLATES_WITHOUT_WEB)
-        labels = predict_labels(encoded.codes, encoded.classes, encoded.context, self.weights_,
-                                self.weights_.shape[0] - 1, n_templates)
+        if not hasattr(self, "kept_rows_"):  # saved before the compact form
+            self.kept_rows_, self.kept_weights_ = _kept_rows(self.weights_)
+        starts, shift = bucket_starts(self.kept_rows_, _row_bits(self.n_features))
+        labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
+                                self.kept_rows_, starts, shift, self.kept_weights_,
+                                self.n_features - 1, n_templates)
         _keep_web_addresses(text, labels)
         spans, last_tokens = label_spans(labels, encoded.classes)
         if presegmented and len(spans):
@@ -371,7 +383,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
             (:class:`Token`: ``form``, ``start``, ``end`` offsets into the
             text, and ``words``, several for a multiword token).
         """
-        check_is_fitted(self, "weights_")
+        check_is_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
         out = []
         for text in _texts(X):
             spans, last_tokens = self._segment(text, presegmented)
@@ -395,7 +407,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         Tokens and sentences count as found when their character spans match
         gold's exactly (the CoNLL 2018 Tokens and Sentences figures).
         """
-        check_is_fitted(self, "weights_")
+        check_is_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
         return self._score_segmented([segmented_text(doc) for doc in _documents(X, "X")])
 
     def _score_segmented(self, documents):
@@ -410,6 +422,21 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
             gold_tokens += [(index, t.start, t.end) for s in segmented.sentences for t in s]
             gold_sentences += [(index, s[0].start, s[-1].end) for s in segmented.sentences]
         return (_span_f1(gold_tokens, tokens) + _span_f1(gold_sentences, sentences)) / 2
+
+
+def _kept_rows(weights):
+    """(the rows of a hashed weight table that are not all zero, their weights one row
+    later below a row of zeros): what predicting reads, a few hundred kB where the
+    table (``n_features`` rows) is 50 MB, which loading and looking up paid for."""
+    rows = np.flatnonzero(weights.any(axis=1))
+    kept = np.zeros((len(rows) + 1, weights.shape[1]), np.float32)
+    kept[1:] = weights[rows]
+    return rows.astype(np.int64), kept
+
+
+def _row_bits(n_features):
+    """Bits of a row number of a table of ``n_features`` rows (a power of two)."""
+    return max(1, int(n_features - 1).bit_length())
 
 
 def _documents(X, name):
