@@ -17,7 +17,6 @@ from sklearn_structured.datasets import (
     read_conllu,
     write_conllu,
 )
-from sklearn_structured.kernels.hashing import bucket_starts
 from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
 from sklearn_structured.tokenize._kernels import (
@@ -44,7 +43,6 @@ from sklearn_structured.tokenize._multiword import expand, learn_expansions
 from sklearn_structured.tokenize._tokenizer import (
     _Text,
     _keep_web_addresses,
-    _row_bits,
     _web_address_spans,
     encode_text,
 )
@@ -263,9 +261,9 @@ def test_a_model_fitted_before_later_templates_scores_with_its_own(sample, n_tem
         old.n_templates_ = n_templates
     text = "Write to someone@example.com or see www.example.org/a-b today. Thanks!"
     encoded = _Text(text, np.zeros(0, np.int64))
-    starts, shift = bucket_starts(old.kept_rows_, _row_bits(old.n_features))
-    labels = predict_labels(encoded.codes, encoded.classes, encoded.context, old.kept_rows_,
-                            starts, shift, old.kept_weights_, old.n_features - 1, n_templates)
+    labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
+                            old._row_positions(), old.kept_weights_, old.n_features - 1,
+                            n_templates)
     _keep_web_addresses(text, labels)
     spans, _ = label_spans(labels, encoded.classes)
     np.testing.assert_array_equal(old._segment(text)[0], spans)

@@ -59,7 +59,7 @@ def kept_positions(keys, kept):
     training: the full 63-bit hashes are looked up, so kept features never
     collide, and negative keys (absent features) are never found.
     """
-    starts, shift = bucket_starts(kept)
+    starts, shift = _bucket_starts(kept)
     out = np.empty(keys.size, np.int64)
     _look_up(np.ascontiguousarray(keys).ravel(), kept, starts, shift, out)
     return out.reshape(keys.shape)
@@ -70,39 +70,34 @@ def kept_positions(keys, kept):
 _BUCKETS = {}
 
 
-def bucket_starts(kept, key_bits=63):
-    """Where each bucket of the sorted keys ``kept`` begins, a bucket being the keys that
-    share their top bits (about one key each: the keys, of ``key_bits`` bits, are
-    spread evenly), and the shift that gives a key's bucket (see :func:`kept_position`)."""
-    cache_key = (id(kept), key_bits)
-    entry = _BUCKETS.get(cache_key)
+def _bucket_starts(kept):
+    """Where each bucket of ``kept`` begins, a bucket being the hashes that share their
+    top bits (about one hash each: the hashes are spread evenly), and the shift that
+    gives a hash's bucket."""
+    entry = _BUCKETS.get(id(kept))
     if entry is not None and entry[0]() is kept:
         return entry[1]
-    bits = max(1, min(24, key_bits, int(len(kept)).bit_length()))
-    shift = key_bits - bits
+    bits = max(1, min(24, int(len(kept)).bit_length()))
+    shift = 63 - bits
     starts = np.searchsorted(kept >> shift, np.arange((1 << bits) + 1)).astype(np.int64)
     made = (starts, shift)
-    _BUCKETS[cache_key] = (weakref.ref(kept), made)
-    weakref.finalize(kept, _BUCKETS.pop, cache_key, None)
+    _BUCKETS[id(kept)] = (weakref.ref(kept), made)
+    weakref.finalize(kept, _BUCKETS.pop, id(kept), None)
     return made
-
-
-@njit(cache=True, nogil=True, inline="always")
-def kept_position(key, kept, starts, shift):
-    """The position of ``key`` in the sorted ``kept``, -1 where it is absent (or negative),
-    given the :func:`bucket_starts` of ``kept``."""
-    if key < 0:
-        return -1
-    bucket = key >> shift
-    # a bucket holds about one key, so this costs a few comparisons, where sorting
-    # the keys for np.searchsorted cost most of a tagger's feature extraction
-    for p in range(starts[bucket], starts[bucket + 1]):
-        if kept[p] >= key:
-            return p if kept[p] == key else -1
-    return -1
 
 
 @njit(cache=True, nogil=True)
 def _look_up(keys, kept, starts, shift, out):
+    # a bucket holds about one hash, so this costs a few comparisons per key, where
+    # sorting the keys for np.searchsorted cost most of a tagger's feature extraction
     for i in range(keys.size):
-        out[i] = kept_position(keys[i], kept, starts, shift)
+        key = keys[i]
+        out[i] = -1
+        if key < 0:
+            continue
+        bucket = key >> shift
+        for p in range(starts[bucket], starts[bucket + 1]):
+            if kept[p] >= key:
+                if kept[p] == key:
+                    out[i] = p
+                break

@@ -22,7 +22,7 @@ context is one int64 array of shape (n, ``N_CONTEXT``), columns ``CTX_*``.
 import numpy as np
 from numba import njit
 
-from ..kernels.hashing import feature_hash, kept_position
+from ..kernels.hashing import feature_hash
 
 INSIDE, TOKEN_END, SENTENCE_END = 0, 1, 2
 N_LABELS = 3
@@ -395,15 +395,12 @@ def perceptron_epoch(order, segments, codes, classes, context, gold, weights, su
 
 
 @njit(cache=True, nogil=True)
-def predict_labels(codes, classes, context, kept_rows, starts, shift, weights, mask,
-                   n_templates):
+def predict_labels(codes, classes, context, positions, weights, mask, n_templates):
     """The label of every character (white space gets INSIDE), from the first
     ``n_templates`` templates (those the weights were fitted with).
 
-    ``weights`` holds a row per row of the hashed table (of ``mask + 1`` rows)
-    in ``kept_rows`` (sorted; ``starts`` and ``shift`` their
-    :func:`~sklearn_structured.kernels.hashing.bucket_starts`), one row later,
-    and zeros in row 0 for every other one.
+    ``positions`` gives each row of the hashed table (of ``mask + 1`` rows) its
+    row in ``weights``, 0 (a row of zeros) for a row that training left at zero.
     """
     n = len(codes)
     labels = np.zeros(n, np.int8)
@@ -417,7 +414,7 @@ def predict_labels(codes, classes, context, kept_rows, starts, shift, weights, m
             continue
         used = rows[:position_features(i, codes, classes, context, mask, rows)]
         for j in range(len(used)):
-            used[j] = kept_position(used[j], kept_rows, starts, shift) + 1
+            used[j] = positions[used[j]]
         labels[i] = _best(used, weights, lowest)
     return labels
 

@@ -14,7 +14,7 @@ class FormatVersionMixin:
     state, and unpickling refuses fitted state of another version.
 
     Put it before :class:`~sklearn.base.BaseEstimator` in the bases. Derived
-    caches (see :meth:`SentenceEstimator._cached`) are left out of the pickle.
+    caches (:meth:`_cached`) are left out of the pickle.
     """
 
     def __getstate__(self):
@@ -28,6 +28,16 @@ class FormatVersionMixin:
         if any(k.endswith("_") and not k.startswith("_") for k in state):
             check_format_version(version, f"this pickled {type(self).__name__}")
         super().__setstate__(state)
+
+    def _cached(self, name, source, make):
+        """``make()``, made once and kept while ``source`` (the fitted array it is made
+        from) is the same object. Kept on the estimator for prediction only: pickling
+        and the safe model format leave it out, so model files stay small."""
+        cache = self.__dict__.setdefault(CACHE_ATTRIBUTE, {})
+        entry = cache.get(name)
+        if entry is None or entry[0] is not source:
+            entry = cache[name] = (source, make())
+        return entry[1]
 
 
 class StructuredInputMixin:
@@ -62,13 +72,3 @@ class SentenceEstimator(StructuredInputMixin, FormatVersionMixin, BaseEstimator)
     def _check_prediction_input(self, X):
         """``check_sentences(X)``, refusing sentences without the :meth:`tag_fields`."""
         return check_sentences(X, fields=self.tag_fields(), reader=type(self).__name__)
-
-    def _cached(self, name, source, make):
-        """``make()``, made once and kept while ``source`` (the fitted array it is made
-        from) is the same object. Kept on the estimator for prediction only: pickling
-        and the safe model format leave it out, so model files stay small."""
-        cache = self.__dict__.setdefault(CACHE_ATTRIBUTE, {})
-        entry = cache.get(name)
-        if entry is None or entry[0] is not source:
-            entry = cache[name] = (source, make())
-        return entry[1]

@@ -70,7 +70,7 @@ FORMAT = "sklearn-structured-model"
 FORMAT_VERSION = 11
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
-# SentenceEstimator._cached): never saved
+# FormatVersionMixin._cached): never saved
 CACHE_ATTRIBUTE = "_cache"
 # how every zip archive (and so every file of this format) begins
 _ZIP_SIGNATURE = b"PK\x03\x04"
