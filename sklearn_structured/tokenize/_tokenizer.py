@@ -226,10 +226,10 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
 
     Attributes
     ----------
-    kept_rows_ : ndarray of int64
+    kept_rows_ : ndarray of shape (n_kept,), int64
         The rows of the hashed table (sorted) whose averaged perceptron
         weights are not all zero.
-    kept_weights_ : ndarray of shape (len(kept_rows_) + 1, 3), float32
+    kept_weights_ : ndarray of shape (n_kept + 1, 3), float32
         Their weights, one row later; row 0 (zeros) stands for every other
         row. Models saved before this compact form hold the whole table as
         ``weights_``, compacted when they first predict.
