@@ -121,8 +121,8 @@ def trained_tagger_parser(udpipe, args, work, train, dev):
         return done[0], json.loads(done[1].read_text())
     tagger, tagger_record = trained_model(udpipe, args, work, "udpipe-tagger",
                                           (none, args.tagger, none), train, dev)
-    return trained_model(udpipe, args, work, "udpipe", (none, f"from_model=file:{tagger}", args.parser),
-                         train, dev, earlier=tagger_record)
+    options = (none, f"from_model=file:{tagger}", args.parser)
+    return trained_model(udpipe, args, work, "udpipe", options, train, dev, earlier=tagger_record)
 
 
 def apply_udpipe(udpipe, model, source, destination, input_format="conllu", annotate=True):
