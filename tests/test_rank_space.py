@@ -142,6 +142,41 @@ def test_from_model_scores_exactly():
     assert set(model.get_model()) == {"start", "U", "V", "W", "vocabulary"}
 
 
+def plain_hmm_log_likelihood(start, transition, emission, words):
+    """Forward algorithm of an ordinary HMM: ``emission[q, x]`` and ``transition[q, q']``."""
+    alpha = start * emission[:, words[0]]
+    for x in words[1:]:
+        alpha = (alpha @ transition) * emission[:, x]
+    return np.log(alpha.sum())
+
+
+def test_states_beyond_the_rank_add_no_expressiveness():
+    """The rank variable carries all the state: a rank-r HMM of any size m is the ordinary
+    r-state HMM with start U^T pi, transition V^T U and emissions W^T, and every r-state
+    HMM is a rank-r HMM from m = r + 1 states on. More states than the rank change the
+    parameterisation, not the set of distributions."""
+    rng = np.random.default_rng(8)
+    vocabulary = ["<unk>", "<eos>", "a", "b", "c"]
+    sentences = [["a", "b"], ["c", "a", "zzz", "b", "b"], ["c"]]
+    ids = [[2, 3, 1], [4, 2, 0, 3, 3, 1], [4, 1]]
+    rank = 3
+    start, U, V, W = random_hmm(rng, 9, rank, len(vocabulary))
+    model = RankSpaceHMM.from_model(start=start, U=U, V=V, W=W, vocabulary=vocabulary)
+    expected = [plain_hmm_log_likelihood(start @ U, V.T @ U, W.T, x) for x in ids]
+    np.testing.assert_allclose(model.score_samples(sentences), expected, atol=1e-12)
+
+    # an arbitrary r-state HMM, embedded in r + 1 states: state q < r moves by row q of
+    # the transition, the extra state by the start distribution, and V routes q to state q
+    plain_start = rng.dirichlet(np.ones(rank))
+    transition = rng.dirichlet(np.ones(rank), size=rank)
+    emission = rng.dirichlet(np.ones(len(vocabulary)), size=rank)
+    embedded = RankSpaceHMM.from_model(
+        start=np.eye(rank + 1)[rank], U=np.vstack([transition, plain_start]),
+        V=np.eye(rank + 1, rank), W=emission.T, vocabulary=vocabulary)
+    expected = [plain_hmm_log_likelihood(plain_start, transition, emission, x) for x in ids]
+    np.testing.assert_allclose(embedded.score_samples(sentences), expected, atol=1e-12)
+
+
 def test_warm_start_continues_training():
     X = upos_sentences("train")[:30]
     model = RankSpaceHMM(n_states=4, rank=2, embedding_dim=4, n_epochs=1, warm_start=True, random_state=0)
