@@ -150,11 +150,11 @@ def plain_hmm_log_likelihood(start, transition, emission, words):
     return np.log(alpha.sum())
 
 
-def test_states_beyond_the_rank_add_no_expressiveness():
+def test_a_rank_r_hmm_is_an_r_state_hmm_whatever_its_states():
     """The rank variable carries all the state: a rank-r HMM of any size m is the ordinary
     r-state HMM with start U^T pi, transition V^T U and emissions W^T, and every r-state
-    HMM is a rank-r HMM from m = r + 1 states on. More states than the rank change the
-    parameterisation, not the set of distributions."""
+    HMM is a rank-r HMM from m = r + 1 states on: more states than the rank cannot
+    raise the ceiling, which free factors reach at r + 1 states."""
     rng = np.random.default_rng(8)
     vocabulary = ["<unk>", "<eos>", "a", "b", "c"]
     sentences = [["a", "b"], ["c", "a", "zzz", "b", "b"], ["c"]]
