@@ -25,8 +25,8 @@ command again to resume: finished sizes are
 skipped, an interrupted one continues from its last finished epoch (a
 killed process loses at most the epoch it was in, and its minutes are not
 counted). Each finished size is evaluated (the epoch with the best
-validation likelihood) and the table of all finished sizes is rewritten in
-RESULTS.md, the earlier section's rows beside it.
+validation likelihood) and the table of the run's finished sizes is rewritten
+in RESULTS.md (one section per rank), the earlier section's rows beside it.
 
 Every run writes its section of RESULTS.md as soon as a model is done, so a
 run cut short still leaves its finished figures. Needs SKLEARN_STRUCTURED_DATA.
@@ -507,8 +507,9 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
         + f"\n\nEarlier rows (section {earlier}, shorter training):\n\n"
         + "\n".join(earlier_rows(earlier))
     )
-    write_section(f"{earlier}_converge", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: each size "
-                  "trained to its best validation likelihood (issue 37)", body)
+    # one section per rank: runs at different ranks keep their own tables
+    write_section(f"{earlier}_converge_r{args.rank}", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: "
+                  f"each size trained to its best validation likelihood at rank {args.rank} (issue 37)", body)
 
 
 def main():
