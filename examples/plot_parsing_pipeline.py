@@ -27,14 +27,13 @@ import io
 import tempfile
 from pathlib import Path
 
-from sklearn_structured import make_parsing_pipeline
+from sklearn_structured import annotate, make_parsing_pipeline
 from sklearn_structured.datasets import (
     ConlluDocument,
     ConlluSentence,
     load_sample_treebank,
     write_conllu,
 )
-from sklearn_structured.pipeline import annotate
 from sklearn_structured.utils import load_model, save_model
 
 X_train, y_train = load_sample_treebank("train", labelled=True)
@@ -75,13 +74,11 @@ print(f"reloaded pipeline predicts the same trees: {same}")
 # %%
 # A new sentence as CoNLL-U
 # -------------------------
-# :func:`~sklearn_structured.pipeline.annotate` returns the tagged tokens
-# beside the trees, so every predicted column can be written out.
+# :func:`~sklearn_structured.annotate` writes every predicted column into a
+# CoNLL-U document of the words.
 words = "The new library parses sentences from plain words .".split()
-tagged, [(heads, deprels)] = annotate(reloaded, [words])
-rows = [[str(i), token["form"], "_", token["upos"], token["xpos"], "_", str(head), label, "_",
-         "_"] for i, (token, head, label) in enumerate(zip(tagged[0], heads, deprels), start=1)]
+rows = [[str(i), form, *"_" * 8] for i, form in enumerate(words, start=1)]
 document = ConlluDocument([ConlluSentence(["# text = " + " ".join(words)], rows)])
 text = io.StringIO()
-write_conllu(document, text)
+write_conllu(annotate(reloaded, document), text)
 print(text.getvalue())

@@ -21,19 +21,27 @@ The pipeline is saved and loaded as one model by
 :func:`~sklearn_structured.utils.load_model`.
 """
 
-import io
+import warnings
 from collections.abc import Mapping
 
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
 
 from . import registry
+from .annotation import Annotator, _PipelineAnnotator, check_pipeline_fields, pipeline_targets
+from .datasets import ConlluDocument, load_conllu
+from .easy_first import EasyFirstBeamTagger
+from .fields import DEFAULT_TARGETS, FORM, INPUT_TAG_FIELDS, TAG_FIELDS, TOKEN_FIELDS
+from .metrics import aligned_scores
+from .tokenize import Tokenizer, segmented_text
+from .tokenize._reader import text_documents
+from .tokenize._tokenizer import _documents, _texts
 from .utils import CheckedSentences, check_sentences
 from .utils._base import FormatVersionMixin, StructuredInputMixin
 
-_TOKEN_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
 
-
-class TokenFieldSelector(TransformerMixin, BaseEstimator):
+class TokenFieldSelector(Annotator, TransformerMixin, BaseEstimator):
     """Keep only some fields of every token (a stateless transformer).
 
     Parameters
@@ -50,18 +58,29 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
     [[{'form': 'Dogs', 'upos': 'NOUN'}, 'bark']]
     """
 
+    role = registry.SELECTOR
+
     def __init__(self, fields=("form",)):
         self.fields = fields
 
     def _validate_fields(self):
         fields = tuple(self.fields)
-        unknown = [f for f in fields if f not in _TOKEN_FIELDS]
-        if unknown or "form" not in fields:
+        unknown = [f for f in fields if f not in TOKEN_FIELDS]
+        if unknown or FORM not in fields:
             raise ValueError(
-                f"fields must include 'form' and name only {', '.join(_TOKEN_FIELDS)}; "
+                f"fields must include 'form' and name only {', '.join(TOKEN_FIELDS)}; "
                 f"got {fields!r}"
             )
         return fields
+
+    def fields_after(self, available):
+        return available & set(self._validate_fields())
+
+    def _annotated(self, document, first_index=0):
+        """The document with the tag columns outside ``fields`` cleared."""
+        cleared = [field for field in TAG_FIELDS if field not in self._validate_fields()]
+        return document.with_tag_columns(
+            {field: [[None] * len(s.words) for s in document] for field in cleared})
 
     def fit(self, X, y=None):
         """Check the parameters; nothing is learned."""
@@ -88,10 +107,6 @@ class TokenFieldSelector(TransformerMixin, BaseEstimator):
         tags.input_tags.two_d_array = False
         tags.requires_fit = False
         return tags
-
-
-# what a pipeline tags unless told otherwise: every tag column of CoNLL-U
-DEFAULT_TARGETS = ("upos", "xpos", "feats", "lemma")
 
 
 def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_params=None,
@@ -143,13 +158,10 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
     >>> [name for name, _ in pipe.steps]
     ['fields', 'tag_upos', 'parser']
     """
-    import sklearn_structured
-    from sklearn.pipeline import Pipeline
-
     targets = tuple(targets)
     if not targets:
         raise ValueError("targets must name at least one field to tag")
-    bad = [t for t in targets if t not in _TOKEN_FIELDS or t == "form"]
+    bad = [t for t in targets if t not in TAG_FIELDS]
     if bad or len(set(targets)) != len(targets):
         raise ValueError(f"targets must be distinct token fields other than 'form', got {targets!r}")
     common = {"random_state": random_state, "verbose": verbose, "n_jobs": n_jobs}
@@ -167,17 +179,15 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
             raise ValueError("parser_params applies only when parser is given by name")
         final = parser
 
-    from .easy_first._tagger_features import INPUT_TAG_FIELDS
-
-    Tagger = sklearn_structured.EasyFirstBeamTagger
-    steps = [("fields", TokenFieldSelector(fields=("form",) + targets))]
+    steps = [("fields", TokenFieldSelector(fields=(FORM,) + targets))]
     for k, target in enumerate(targets):
         params = {**common, "beam_size": 1, "n_folds": n_folds, **(tagger_params or {}),
                   "target": target}
         # each tagger reads the tags it can read that were tagged before it
         params.setdefault("input_tags", tuple(t for t in targets[:k] if t in INPUT_TAG_FIELDS))
-        steps.append((f"tag_{target}", Tagger(**params)))
+        steps.append((f"tag_{target}", EasyFirstBeamTagger(**params)))
     steps.append(("parser", final))
+    check_pipeline_fields(steps)
     return Pipeline(steps)
 
 
@@ -196,9 +206,10 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     -------
     model
     """
+    check_pipeline_fields(model.steps)
     Xt, Xv = X, X_val
     for _, step in model.steps[:-1]:
-        tagger = registry.kind_of(step) == registry.TAGGER
+        tagger = getattr(step, "role", None) == registry.TAGGER
         validation = {"X_val": Xv} if tagger and Xv is not None else {}
         Xt = step.fit_transform(Xt, y, **validation)
         if Xv is not None:
@@ -208,37 +219,7 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     return model
 
 
-def token_pipeline(model):
-    """The parsing pipeline of a pipeline model: a :class:`TextPipeline`'s fitted
-    annotator, or the model itself."""
-    return model.annotator_ if isinstance(model, TextPipeline) else model
-
-
-def pipeline_targets(model):
-    """The token fields a fitted pipeline's taggers write, in order (empty for other models)."""
-    if registry.kind_of(model) != registry.PIPELINE:
-        return ()
-    return tuple(step.target for _, step in token_pipeline(model).steps[:-1]
-                 if registry.kind_of(step) == registry.TAGGER)
-
-
-def annotate(model, X):
-    """Tag and parse ``X`` with a fitted parsing pipeline.
-
-    Returns
-    -------
-    tagged : list of sentences
-        The sentences as the parser saw them: tokens whose ``targets`` fields
-        hold the predicted tags.
-    parsed : list
-        The parser's predictions (heads, or ``(heads, deprels)`` pairs).
-    """
-    model = token_pipeline(model)
-    tagged = model[:-1].transform(X)
-    return tagged, model[-1].predict(tagged)
-
-
-class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
+class TextPipeline(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """Raw text to full UD annotation: a :class:`Tokenizer`, then a parsing pipeline.
 
     ``fit`` learns both from CoNLL-U documents: the tokeniser from their raw
@@ -278,6 +259,13 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """
 
     _requires_y = False  # everything is read from the documents
+    role = registry.PIPELINE
+    reads = ()  # raw text
+
+    @property
+    def writes(self):
+        annotator = getattr(self, "annotator_", None) or self.annotator or make_parsing_pipeline()
+        return (FORM, *_PipelineAnnotator(annotator).writes)
 
     def __init__(self, tokenizer=None, annotator=None):
         self.tokenizer = tokenizer
@@ -303,12 +291,6 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         -------
         self
         """
-        from sklearn.base import clone
-
-        from .tokenize import Tokenizer
-
-        from .tokenize._tokenizer import _documents
-
         documents = _documents(X, "X")
         validation = None if X_val is None else _documents(X_val, "X_val")
         self.tokenizer_ = clone(self.tokenizer) if self.tokenizer is not None else Tokenizer()
@@ -317,6 +299,7 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
                      else make_parsing_pipeline())
         X_words, y_words = _words_and_trees(documents)
         annotator = _without_empty_targets(annotator, X_words)
+        check_pipeline_fields(annotator.steps)
         X_val_words, y_val_words = (None, None) if validation is None else _words_and_trees(validation)
         self.annotator_ = fit_parsing_pipeline(annotator, X_words, y_words,
                                                X_val=X_val_words, y_val=y_val_words)
@@ -333,15 +316,33 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         Returns
         -------
         list of ConlluDocument
-            One per text, as :func:`parse` writes it.
+            One per text, as :func:`parse` writes it; an empty text (or one of
+            white space only) gives a document without sentences.
         """
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(self, "annotator_")
-        from ._annotate import parse
-        from .tokenize._tokenizer import _texts
+        return [self._text_annotated(text) for text in _texts(X)]
 
-        return [parse(self, io.StringIO(text), input_format="text") for text in _texts(X)]
+    def annotate(self, document):
+        """Annotate a raw text (a str) or the words of a CoNLL-U document.
+
+        A raw text is tokenised and annotated as :meth:`predict` does; a
+        ConlluDocument keeps its words and gets the columns of the parsing
+        pipeline (see :func:`sklearn_structured.annotate`).
+        """
+        check_is_fitted(self, "annotator_")
+        if isinstance(document, str):
+            return self._text_annotated(document)
+        return self._annotated(document)
+
+    def _annotated(self, document, first_index=0):
+        return _PipelineAnnotator(self.annotator_)._annotated(document, first_index)
+
+    def _text_annotated(self, text):
+        annotator = _PipelineAnnotator(self.annotator_)
+        sentences = []
+        for chunk in text_documents(self.tokenizer_, text):
+            sentences += annotator._annotated(chunk).sentences
+        return ConlluDocument(sentences)
 
     def score(self, X, y=None):
         """CoNLL 2018 LAS F1 (a fraction) of the annotation of the documents' raw text.
@@ -350,12 +351,6 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         reads it, annotated, and aligned with the documents' words by
         :func:`~sklearn_structured.metrics.aligned_scores`.
         """
-        from .datasets import ConlluDocument
-        from .metrics import aligned_scores
-        from .tokenize import segmented_text
-
-        from .tokenize._tokenizer import _documents
-
         documents = _documents(X, "X")
         gold = ConlluDocument([s for document in documents for s in document])
         system = ConlluDocument([s for document in documents
@@ -366,16 +361,12 @@ class TextPipeline(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
 def _words_and_trees(documents):
     """``(X, y)`` of the parsing pipeline: the words of every sentence and their
     ``(heads, deprels)`` (heads alone when some word has no DEPREL)."""
-    from .datasets import ConlluDocument, load_conllu
-
     document = ConlluDocument([s for d in documents for s in d])
     return load_conllu(document, labelled=document.has_deprels())
 
 
 def _without_empty_targets(annotator, X):
     """``annotator`` without the taggers whose target field no training word has."""
-    import warnings
-
     empty = {target for target in pipeline_targets(annotator)
              if not any(token.get(target) not in (None, "_") for sentence in X
                         for token in sentence)}
@@ -384,7 +375,7 @@ def _without_empty_targets(annotator, X):
     warnings.warn(f"the training data have no {', '.join(sorted(empty)).upper()}: "
                   "not tagging it", UserWarning, stacklevel=3)
     steps = [(name, step) for name, step in annotator.steps
-             if getattr(step, "target", None) not in empty or registry.kind_of(step) != registry.TAGGER]
+             if getattr(step, "role", None) != registry.TAGGER or step.target not in empty]
     for _, step in steps:  # a later tagger cannot read a field no tagger writes
         if getattr(step, "input_tags", None):
             step.set_params(input_tags=tuple(t for t in step.input_tags if t not in empty))

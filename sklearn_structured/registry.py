@@ -1,66 +1,80 @@
-"""The library's estimators by name, and what each predicts.
+"""Every public estimator of the library, in one table.
 
-One list for the command line (``--estimator NAME``), the parsing pipeline
-(``make_parsing_pipeline(parser=NAME)``) and whoever applies a fitted model to
-a CoNLL-U file (:func:`sklearn_structured.parse`), in place of guessing an
-estimator's task from the attributes it happens to have.
+The table is read by the package's lazy imports (``sklearn_structured.NAME``),
+the safe model format (the only classes a model file may name), the command
+line's ``--estimator`` and ``--parser`` choices, the API reference's test and
+the common tests. A new estimator family is one subpackage and one line of
+:data:`ESTIMATORS`. The table imports nothing, so that reading it stays cheap.
+
+Each class declares its own role (see :mod:`sklearn_structured.annotation`);
+the table repeats it only so that the command line can list its choices
+without importing the estimators, and a test holds the two equal.
 """
 
+import importlib
+from typing import NamedTuple
+
+# the roles of the annotators: a parser writes HEAD and DEPREL, a tagger one tag
+# column, a pipeline tags and parses, a tokeniser makes the words of raw text and
+# a field selector keeps some fields of the tokens it is given
 PARSER, TAGGER, PIPELINE = "parser", "tagger", "pipeline"
+TOKENIZER, SELECTOR = "tokenizer", "selector"
 
-# every public estimator class -> what it predicts of a CoNLL-U file: the heads (and
-# relations) of its words, one token field, or None (not a CoNLL-U annotator)
-ESTIMATOR_CLASSES = {
-    "LowRankTensorParser": PARSER,
-    "EasyFirstBeamParser": PARSER,
-    "EasyFirstBeamTagger": TAGGER,
-    "SpectralTreeScorer": None,
-    "NBestReranker": PARSER,
-    "DistroSVM": None,
-    "DistroSequenceSVM": None,
-    "RankSpacePCFG": None,
-    "RankSpaceHMM": None,
-    "Tokenizer": None,
-    "TextPipeline": PIPELINE,
+
+class Entry(NamedTuple):
+    """One public estimator class."""
+
+    name: str
+    module: str
+    """The subpackage (or module) of ``sklearn_structured`` that defines it."""
+    role: str = None
+    """What it writes into a CoNLL-U document (None: it is no annotator)."""
+    command_name: str = None
+    """Its name on the command line (``--estimator``), if it has one."""
+
+
+ESTIMATORS = (
+    Entry("LowRankTensorParser", "lowrank", PARSER, "lowrank"),
+    Entry("EasyFirstBeamParser", "easy_first", PARSER, "easyfirst"),
+    Entry("EasyFirstBeamTagger", "easy_first", TAGGER, "easyfirst-tagger"),
+    Entry("SpectralTreeScorer", "spectral"),
+    Entry("NBestReranker", "spectral", PARSER),
+    Entry("DistroSVM", "distro"),
+    Entry("DistroSequenceSVM", "distro"),
+    Entry("RankSpacePCFG", "rank_space"),
+    Entry("RankSpaceHMM", "rank_space"),
+    Entry("Tokenizer", "tokenize", TOKENIZER),
+    Entry("TokenFieldSelector", "pipeline", SELECTOR),
+    Entry("TextPipeline", "pipeline", PIPELINE),
+)
+BY_NAME = {entry.name: entry for entry in ESTIMATORS}
+
+# the public functions of the package root, by the module that defines each
+FUNCTIONS = {
+    "annotate": "annotation",
+    "evaluate": "metrics",
+    "make_parsing_pipeline": "pipeline",
+    "parse": "_parse",
 }
 
-# the short names of the command line -> class names; "pipeline" (taggers, then
-# one of the parsers) is built by make_parsing_pipeline
-ESTIMATOR_NAMES = {
-    "lowrank": "LowRankTensorParser",
-    "easyfirst": "EasyFirstBeamParser",
-    "easyfirst-tagger": "EasyFirstBeamTagger",
-}
 
-
-def names(kind):
-    """The short names of the estimators of ``kind`` (PARSER or TAGGER), sorted."""
-    return sorted(n for n, cls in ESTIMATOR_NAMES.items() if ESTIMATOR_CLASSES[cls] == kind)
+def names(role):
+    """The command-line names of the estimators of ``role``, sorted."""
+    return sorted(e.command_name for e in ESTIMATORS if e.command_name and e.role == role)
 
 
 def estimator_class(name):
-    """The class of a short name (``"lowrank"``) or a class name (``"LowRankTensorParser"``)."""
-    import sklearn_structured
-
-    class_name = ESTIMATOR_NAMES.get(name, name)
-    if class_name not in ESTIMATOR_CLASSES:
+    """The class of a command-line name (``"lowrank"``) or a class name
+    (``"LowRankTensorParser"``), imported on first use."""
+    by_command = {e.command_name: e for e in ESTIMATORS if e.command_name}
+    entry = by_command.get(name) or BY_NAME.get(name)
+    if entry is None:
         raise ValueError(f"unknown estimator {name!r}; known: "
-                         f"{', '.join(sorted(ESTIMATOR_NAMES) + sorted(ESTIMATOR_CLASSES))}")
-    return getattr(sklearn_structured, class_name)
+                         f"{', '.join(sorted(by_command) + sorted(BY_NAME))}")
+    return getattr(importlib.import_module(f"{__package__}.{entry.module}"), entry.name)
 
 
-def kind_of(model):
-    """PARSER, TAGGER or PIPELINE (taggers then a parser, as make_parsing_pipeline
-    builds, or a TextPipeline: a tokeniser before them), or None for any other model."""
-    from sklearn.pipeline import Pipeline
-
-    from .pipeline import TokenFieldSelector
-
-    if type(model) is Pipeline:
-        *steps, final = [step for _, step in model.steps]
-        if kind_of(final) == PARSER and all(
-                type(step) is TokenFieldSelector or kind_of(step) == TAGGER for step in steps):
-            return PIPELINE
-        return None
-    kind = ESTIMATOR_CLASSES.get(type(model).__name__)
-    return kind if kind and type(model) is estimator_class(type(model).__name__) else None
+def is_registered(value):
+    """Whether ``value`` is an instance of one of the table's classes (not of a subclass)."""
+    entry = BY_NAME.get(type(value).__name__)
+    return entry is not None and type(value) is estimator_class(entry.name)

@@ -1,10 +1,12 @@
 """``sklearn-structured evaluate GOLD PRED``: print what :func:`sklearn_structured.evaluate`
 returns, and the CoNLL 2018 figures of :func:`sklearn_structured.metrics.aligned_scores`."""
 
+from ..fields import COLUMN_INDEX, FORM, HEAD, TAG_FIELDS
 from ._common import read_document
 
 # the tag figures, by evaluate's keys, under the names of the CoNLL 2018 shared task
-_TAG_NAMES = {"upos": "UPOS", "xpos": "XPOS", "feats": "UFeats", "lemma": "Lemma"}
+_TAG_NAMES = dict(zip(TAG_FIELDS, ("UPOS", "XPOS", "UFeats", "Lemma")))
+_FORM, _HEAD = COLUMN_INDEX[FORM], COLUMN_INDEX[HEAD]
 
 
 HELP = "tag accuracies, UAS / LAS and complete match of PRED against GOLD"
@@ -29,11 +31,12 @@ _CONLL18_LINES = (("Tokens", "Sentences", "Words"), ("UPOS", "XPOS", "UFeats", "
 
 def _same_words(gold, pred):
     return len(gold) == len(pred) and all(
-        [row[1] for row in g.words] == [row[1] for row in p.words] for g, p in zip(gold, pred))
+        [row[_FORM] for row in g.words] == [row[_FORM] for row in p.words]
+        for g, p in zip(gold, pred))
 
 
 def _has_heads(document):
-    return all(row[6].isdigit() for sentence in document for row in sentence.words)
+    return all(row[_HEAD].isdigit() for sentence in document for row in sentence.words)
 
 
 def _print_conll18(scores):

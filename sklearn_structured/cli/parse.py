@@ -3,8 +3,8 @@
 
 import sys
 
-from .. import registry
-from .._annotate import MAX_SENTENCE_LENGTH
+from ..registry import PARSER, PIPELINE, TAGGER
+from ..tokenize._text import MAX_SENTENCE_LENGTH
 from ._common import PICKLE_WARNING, CommandError, check_output_path, input_source, load_model
 
 
@@ -55,9 +55,10 @@ def run(args):
     if args.output:
         check_output_path(args.output)
     model = load_model(args.model, args.allow_pickle)
-    from .._annotate import parse  # after the model: its loading imports the library
+    from .. import parse  # after the model: its loading imports the library
+    from ..annotation import role_of
 
-    if registry.kind_of(model) is None:
+    if role_of(model) not in (PARSER, TAGGER, PIPELINE):
         raise CommandError(f"{args.model} holds a {type(model).__name__}, which parse cannot "
                            "apply: it takes a parser, a tagger or a parsing pipeline")
     source, name = input_source(args.input)

@@ -6,6 +6,7 @@ import time
 import warnings
 
 from .. import registry
+from ..fields import DEFAULT_TARGETS
 from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_params,
                       parse_params, read_document)
 
@@ -31,8 +32,6 @@ def add_arguments(p):
                    "(keys listed below)")
     p.add_argument("--parser", choices=registry.names(registry.PARSER), default="lowrank",
                    help="the parser of a pipeline")
-    from ..pipeline import DEFAULT_TARGETS
-
     p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
                    help="the fields a pipeline tags, one tagger each, in this order: any of "
                    "upos, xpos, feats, lemma (lemma after upos uses the predicted UPOS); a "
@@ -69,7 +68,8 @@ def _build(args):
     except ValueError as error:
         raise CommandError(str(error)) from None
     tokenizer = Tokenizer(**{"verbose": 1, **parse_params(args.tokenizer_param, "Tokenizer")})
-    check_params(tokenizer, *(step for _, step in pipeline.steps if registry.kind_of(step)))
+    check_params(tokenizer, *(step for _, step in pipeline.steps
+                              if step.role in (registry.TAGGER, registry.PARSER)))
     model = TextPipeline(tokenizer, pipeline)
     return model, model.fit
 
@@ -109,13 +109,13 @@ def run(args):
         warnings.simplefilter("always", UserWarning)
         warnings.showwarning = lambda message, *_, **__: print(f"notice: {message}",
                                                                file=sys.stderr)
-        if registry.kind_of(estimator) == registry.PIPELINE:  # learns from the documents
+        if estimator.role == registry.PIPELINE:  # learns from the documents
             fit([read_document(args.train)],
                 X_val=[read_document(args.dev)] if args.dev else None)
         else:
             X, y = _treebank(args.train)
             X_val, y_val = _treebank(args.dev) if args.dev else (None, None)
-            if registry.kind_of(estimator) == registry.TAGGER:  # it learns a column of X
+            if estimator.role == registry.TAGGER:  # it learns a column of X
                 y, y_val = (None if X_ is None else [[token[estimator.target] for token in s]
                                                       for s in X_] for X_ in (X, X_val))
             fit(X, y, X_val=X_val, y_val=y_val)

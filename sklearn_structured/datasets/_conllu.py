@@ -15,15 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..fields import COLUMN_INDEX, DEPREL, DEPS, HEAD, TAG_FIELDS
 from ..utils import find_heads_error
 from ._base import gc_paused, open_text, source_name
 
-COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
-# the word columns a tagger predicts, which ConlluDocument.with_tags writes
-_TAG_COLUMNS = ("lemma", "upos", "xpos", "feats")
-_HEAD = COLUMNS.index("head")
-_DEPREL = COLUMNS.index("deprel")
-_DEPS = COLUMNS.index("deps")
+_HEAD = COLUMN_INDEX[HEAD]
+_DEPREL = COLUMN_INDEX[DEPREL]
+_DEPS = COLUMN_INDEX[DEPS]
 _RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
 
@@ -355,13 +353,13 @@ class ConlluDocument:
         to its tags (one pass over the document, as a pipeline writes its taggers')."""
         indices = {}
         for name, tags in columns.items():
-            if name not in _TAG_COLUMNS:
-                raise ValueError(f"field must be one of {_TAG_COLUMNS}, got {name!r}")
+            if name not in TAG_FIELDS:
+                raise ValueError(f"field must be one of {TAG_FIELDS}, got {name!r}")
             tags = list(tags)
             if len(tags) != len(self.sentences):
                 raise ValueError(f"got {len(tags)} tag sequences for a document of "
                                  f"{len(self.sentences)} sentences")
-            indices[COLUMNS.index(name)] = tags
+            indices[COLUMN_INDEX[name]] = tags
         sentences = []
         for index, sentence in enumerate(self.sentences):
             rows = [list(r) for r in sentence.rows]

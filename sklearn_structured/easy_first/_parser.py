@@ -4,6 +4,8 @@ from numbers import Integral
 
 import numpy as np
 
+from ..annotation import ParserAnnotator
+from ..fields import tag_fallback
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
@@ -23,7 +25,7 @@ def _encode_sentences(sentences, vocabularies, pos):
     return kernels.Sentences(corpus["lower"], corpus[pos], corpus.offsets)
 
 
-class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
+class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
     """Easy-first dependency parser with beam search and valid early update.
 
     The parser of Ma et al. (2013): Goldberg & Elhadad's (2010) easy-first
@@ -230,7 +232,7 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
 
     def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
-        return (self.pos, "xpos" if self.pos == "upos" else "upos")
+        return (self.pos, tag_fallback(self.pos))
 
     def attachment_order(self, X):
         """For every sentence, the step (0-based) at which each word got its head.

@@ -8,6 +8,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 
+from ..annotation import TaggerAnnotator
 from ..metrics import token_accuracy
 from ..utils import (
     CheckedSentences,
@@ -21,12 +22,12 @@ from ..utils import (
     token_values,
     training_step,
 )
+from ..fields import INPUT_TAG_FIELDS
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import _TABLE, EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary
 from ._tagger_features import (
-    INPUT_TAG_FIELDS,
     ambiguity_dictionary,
     fit_tagger_vocabularies,
     jackknifed_class_ids,
@@ -89,7 +90,7 @@ def _with_target(sentence, field, tags):
     return out
 
 
-class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
+class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
     """Easy-first tagger with beam search and valid early update: POS, FEATS or lemmas.
 
     Tags the words of a sentence in easy-first order: at every step the

@@ -26,8 +26,6 @@ _CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter s
 # With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
 # value in the neighbours' tag features, which keeps that block of rows small.
 MAX_CONTEXT_TAGS = 64
-# The fields an earlier tagger writes that a tagger can read as features (input_tags).
-INPUT_TAG_FIELDS = ("upos", "xpos")
 
 
 @lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..fields import FEATS, FORM, LEMMA, UPOS, XPOS
 from ..kernels.hashing import feature_hash, kept_positions
 from ..utils import ROOT_ID, Vocabulary, encode_corpus, fit_vocabularies, token_values
 from ._features import (
@@ -31,7 +32,7 @@ from ._features import (
 )
 
 # The corpus fields LowRank reads: its fine tag is XPOS, its coarse tag UPOS.
-CORPUS_FIELDS = ("form", "lemma", "xpos", "upos", "feats")
+CORPUS_FIELDS = (FORM, LEMMA, XPOS, UPOS, FEATS)
 # word features seen fewer times in the first training data get no column of U, V
 MIN_WORD_FEATURE_COUNT = 2
 
@@ -102,7 +103,7 @@ def encode_fields(sentences, vocabularies, vector_vocabulary=None):
     """
     corpus = encode_corpus(sentences, vocabularies, root=True)
     encoded = {"sent_off": corpus.offsets, "corpus": corpus}
-    for field in ("form", "lemma", "xpos", "upos"):
+    for field in CORPUS_FIELDS[:4]:  # the fields without FEATS
         ids = corpus[field]
         encoded[field] = np.where(ids == ROOT_ID, ROOT, ids + FIELD_OFFSET)
     if vector_vocabulary is not None:

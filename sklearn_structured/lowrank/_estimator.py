@@ -7,6 +7,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..annotation import ParserAnnotator
+from ..fields import XPOS, tag_fallback
 from ..kernels import chu_liu_edmonds_argmax, eisner_argmax, eisner_kbest_kernel
 from ..kernels.eisner import nonprojective_arc_count
 from ..kernels.hill_climbing import ClimbSettings
@@ -149,7 +151,7 @@ class _PassiveAggressiveEpochs(EpochTrainer):
             self.labels.restore(labels)
 
 
-class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
+class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimator):
     """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
 
     The score of an arc h -> m is
@@ -573,7 +575,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
-        return ("xpos", "upos") if self.pos is not None else ()
+        return (XPOS, tag_fallback(XPOS)) if self.pos is not None else ()
 
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first (unlabelled).

@@ -1,12 +1,11 @@
 """Scores of a predicted CoNLL-U file against the gold one, column by column."""
 
 from ..datasets import ConlluDocument, load_conllu, read_conllu
-from ..datasets._conllu import COLUMNS
+from ..fields import COLUMN_INDEX, DEPREL, FORM, HEAD, TAG_FIELDS
 from ._dependency import attachment_score
 
-# the tag columns scored, by field name (a key of the result) in the printed order
-TAG_FIELDS = ("upos", "xpos", "feats", "lemma")
-_FORM, _HEAD, _DEPREL = COLUMNS.index("form"), COLUMNS.index("head"), COLUMNS.index("deprel")
+# the tag columns are scored by field name (a key of the result) in the order of TAG_FIELDS
+_FORM, _HEAD, _DEPREL = COLUMN_INDEX[FORM], COLUMN_INDEX[HEAD], COLUMN_INDEX[DEPREL]
 
 
 def _filled(document, column):
@@ -57,7 +56,7 @@ def evaluate(gold, predicted, *, punct="exclude"):
                 f"{gold.source}: {' '.join(forms)[:80]!r} vs {' '.join(gold_forms)[:80]!r}")
     scores = {"n_sentences": len(gold)}
     for field in TAG_FIELDS:
-        column = COLUMNS.index(field)
+        column = COLUMN_INDEX[field]
         pairs = [(g[column], p[column]) for gs, ps in zip(gold, predicted)
                  for g, p in zip(gs.words, ps.words)]
         scores[field] = (sum(a == b for a, b in pairs) / len(pairs)

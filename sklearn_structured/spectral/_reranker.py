@@ -21,6 +21,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..annotation import ParserAnnotator
 from ..metrics import attachment_score, is_punctuation
 from ..utils import (
     EARLY_STOPPING_CONSTRAINTS,
@@ -140,7 +141,7 @@ class _PerceptronEpochs(EpochTrainer):
             target[...] = saved
 
 
-class NBestReranker(SentenceEstimator):
+class NBestReranker(ParserAnnotator, SentenceEstimator):
     """Rerank a dependency parser's n-best trees with tree-probability features.
 
     The perceptron's epochs follow the library's epoch loop: a record of

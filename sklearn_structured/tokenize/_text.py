@@ -13,6 +13,15 @@ whose ``# text`` does not spell its tokens.
 from typing import NamedTuple
 
 PARAGRAPH_BREAK = "\n\n"
+# characters of raw text read and tokenised at once (the tokeniser's arrays
+# take about 100 bytes a character)
+TEXT_CHUNK = 2**16
+# a paragraph longer than this is cut at a line end, so that a text without
+# blank lines is still read a bounded piece at a time
+TEXT_CHUNK_MAX = 2**18
+# tokens: longer predicted sentences are cut, as no treebank sentence of note is
+# longer and a parser's time grows faster than a sentence's length
+MAX_SENTENCE_LENGTH = 250
 
 
 class Token(NamedTuple):

@@ -9,7 +9,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..annotation import Annotator
 from ..datasets import ConlluDocument, ConlluSentence
+from ..fields import FORM
+from ..registry import TOKENIZER
 from ..datasets._base import gc_paused
 from ..utils import (
     EARLY_STOPPING_CONSTRAINTS,
@@ -181,7 +184,7 @@ class _TokenizerEpochs(EpochTrainer):
         self.estimator.kept_rows_, self.estimator.kept_weights_ = snapshot
 
 
-class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
+class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     """Splits raw text into sentences, tokens and syntactic words, learned from a UD treebank.
 
     Every character that is not white space is labelled by a multiclass
@@ -410,6 +413,13 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
                 bounds = [0, *(last_tokens + 1).tolist()]
                 out.append([tokens[a:b] for a, b in zip(bounds, bounds[1:])])
         return out
+
+    role, reads, writes = TOKENIZER, (), (FORM,)
+
+    def annotate(self, document):
+        """The CoNLL-U document of a raw text (a str): its sentences, tokens and words,
+        the words not yet annotated (see :func:`to_document`)."""
+        return to_document(document, self.predict([document])[0])
 
     def score(self, X, y=None):
         """The mean of the token and sentence F1 on documents' raw text.

@@ -6,9 +6,13 @@ from ._corpus import (
     FIELDS,
     ROOT_ID,
     Corpus,
+    Vocabulary,
     encode_corpus,
     fit_vocabularies,
+    pack_ragged,
+    token_field,
     token_values,
+    unpack_ragged,
     word_type_ids,
     word_type_vocabulary,
 )
@@ -27,7 +31,6 @@ from ._training import (
 )
 from ._sentences import (
     CheckedSentences,
-    Vocabulary,
     as_heads_array,
     as_label_sequence,
     check_dependency_data,
@@ -36,10 +39,7 @@ from ._sentences import (
     check_tagging_data,
     find_heads_error,
     is_labelled_target,
-    pack_ragged,
     split_dependency_targets,
-    token_field,
-    unpack_ragged,
     word_shape,
 )
 

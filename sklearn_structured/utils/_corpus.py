@@ -23,12 +23,75 @@ are:
 so a parser runs on forms alone, reading the form where tags would be.
 """
 
+from collections.abc import Mapping
+from itertools import repeat
+
 import numpy as np
 
-from ._sentences import Vocabulary, token_field
+from ..fields import FEATS
 
 ROOT_ID = -1
-RAGGED_FIELDS = ("feats",)
+RAGGED_FIELDS = (FEATS,)
+
+
+def token_field(token, field):
+    """Return ``field`` of ``token`` as a string, or ``None`` when it is absent.
+
+    A plain string token has only a form. The CoNLL-U placeholder ``_`` counts
+    as absent, so callers can fall back (for example from lemma to form).
+    """
+    if type(token) is not dict:  # dicts first: the ABC check below is slow per token
+        if isinstance(token, str):
+            return token if field == "form" else None
+        if not isinstance(token, Mapping):
+            raise TypeError(
+                f"a token must be a str or a mapping of CoNLL-U fields, got {type(token).__name__}"
+            )
+    value = token.get(field)
+    if value is None or value == "_":
+        return None
+    return value
+
+
+class Vocabulary:
+    """A frozen mapping from strings to consecutive ids; unknown strings get 0.
+
+    Built once in ``fit`` and stored on the estimator: a plain dict and list,
+    so it pickles and survives library upgrades.
+    """
+
+    UNKNOWN = 0
+
+    def __init__(self, strings=(), *, min_count=1):
+        counts = {}
+        for s in strings:
+            counts[s] = counts.get(s, 0) + 1
+        kept = sorted((s for s, c in counts.items() if c >= min_count), key=lambda s: (-counts[s], s))
+        self.itos = ["<unk>"] + kept
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+
+    def __len__(self):
+        return len(self.itos)
+
+    def __contains__(self, s):
+        return s in self.stoi
+
+    def encode(self, strings):
+        return np.fromiter(map(self.stoi.get, strings, repeat(self.UNKNOWN)), dtype=np.int64)
+
+
+def pack_ragged(arrays, dtype=np.int64):
+    """Concatenate 1-D arrays into ``(flat, offsets)`` with ``offsets[i]:offsets[i+1]`` the i-th."""
+    lengths = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.concatenate([np.asarray(a, dtype=dtype) for a in arrays]) if arrays else np.zeros(0, dtype)
+    return flat.astype(dtype, copy=False), offsets
+
+
+def unpack_ragged(flat, offsets):
+    """Inverse of :func:`pack_ragged`: a list of views, one per segment."""
+    return [flat[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
 
 
 class _TokenReader:

@@ -42,6 +42,9 @@ import zipfile
 
 import numpy as np
 
+from .. import registry
+from ._corpus import Vocabulary
+
 FORMAT = "sklearn-structured-model"
 # The version of the fitted state, for model files and pickles alike. 2: the
 # feature hash changed (kernels/hashing.py), so weight tables of version 1
@@ -88,19 +91,10 @@ def check_format_version(version, what):
 
 
 def _estimator_class(name):
-    """A class of the library's public estimators (the package's own list), by name."""
-    import sklearn_structured
-
-    if not isinstance(name, str) or name not in sklearn_structured._LAZY:
+    """A class of the library's public estimators (the registry's table), by name."""
+    if not isinstance(name, str) or name not in registry.BY_NAME:
         raise ValueError(f"model file names an unknown estimator class {name!r}")
-    return getattr(sklearn_structured, name)
-
-
-def _is_library_estimator(value):
-    import sklearn_structured
-
-    name = type(value).__name__
-    return name in sklearn_structured._LAZY and type(value) is getattr(sklearn_structured, name)
+    return registry.estimator_class(name)
 
 
 def _narrowest_uint(values):
@@ -180,8 +174,6 @@ class _Encoder:
                              self._store(value[rows])]}
 
     def encode(self, value, where):
-        from ._sentences import Vocabulary
-
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
@@ -215,7 +207,7 @@ class _Encoder:
             if any(s.endswith("\0") for s in value.itos):
                 return {"__vocabulary__": list(value.itos)}
             return {"__vocabulary__": self.array(np.array(value.itos, dtype=str), where)}
-        if _is_library_estimator(value):
+        if registry.is_registered(value):
             return self.estimator(value, where)
         if _is_pipeline(value):
             return self.pipeline(value, where)
@@ -238,7 +230,7 @@ class _Encoder:
     def pipeline(self, pipeline, where):
         steps = []
         for name, step in pipeline.steps:
-            if not _is_library_estimator(step):
+            if not registry.is_registered(step):
                 raise TypeError(
                     f"cannot save {where}: step {name!r} is a {type(step).__name__}; the safe "
                     "model format holds pipelines of this library's estimators only"
@@ -255,8 +247,6 @@ def _is_pipeline(value):
 
 
 def _vocabulary(strings):
-    from ._sentences import Vocabulary
-
     vocabulary = Vocabulary()
     vocabulary.itos = list(strings)
     vocabulary.stoi = {s: i for i, s in enumerate(vocabulary.itos)}

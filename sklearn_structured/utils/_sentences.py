@@ -6,32 +6,14 @@ mapping with CoNLL-U field names (``form``, ``lemma``, ``upos``, ``xpos``,
 """
 
 from collections.abc import Iterable, Mapping, Sized
-from itertools import repeat
 
 import numpy as np
 
-_FIELDS = ("form", "lemma", "upos", "xpos", "feats")
+from ..fields import TOKEN_FIELDS
+# Vocabulary: pickles of the library's models name it in this module
+from ._corpus import Vocabulary, token_field  # noqa: F401
 # the types of a field other than form
 _FIELD_TYPES = (str, type(None))
-
-
-def token_field(token, field):
-    """Return ``field`` of ``token`` as a string, or ``None`` when it is absent.
-
-    A plain string token has only a form. The CoNLL-U placeholder ``_`` counts
-    as absent, so callers can fall back (for example from lemma to form).
-    """
-    if type(token) is not dict:  # dicts first: the ABC check below is slow per token
-        if isinstance(token, str):
-            return token if field == "form" else None
-        if not isinstance(token, Mapping):
-            raise TypeError(
-                f"a token must be a str or a mapping of CoNLL-U fields, got {type(token).__name__}"
-            )
-    value = token.get(field)
-    if value is None or value == "_":
-        return None
-    return value
 
 
 def word_shape(word):
@@ -71,7 +53,7 @@ def _check_token(token, name, i, j):
     if not isinstance(form, str):
         raise ValueError(f"{name}[{i}][{j}] has form {form!r}; every token needs its word form "
                          "as a str under 'form'")
-    for field in _FIELDS[1:]:
+    for field in TOKEN_FIELDS[1:]:
         value = token.get(field)
         if value is not None and not isinstance(value, str):
             raise ValueError(
@@ -347,44 +329,3 @@ def check_tagging_data(X, y=None):
                 )
         labels.append(tags)
     return sentences, labels
-
-
-class Vocabulary:
-    """A frozen mapping from strings to consecutive ids; unknown strings get 0.
-
-    Built once in ``fit`` and stored on the estimator: a plain dict and list,
-    so it pickles and survives library upgrades.
-    """
-
-    UNKNOWN = 0
-
-    def __init__(self, strings=(), *, min_count=1):
-        counts = {}
-        for s in strings:
-            counts[s] = counts.get(s, 0) + 1
-        kept = sorted((s for s, c in counts.items() if c >= min_count), key=lambda s: (-counts[s], s))
-        self.itos = ["<unk>"] + kept
-        self.stoi = {s: i for i, s in enumerate(self.itos)}
-
-    def __len__(self):
-        return len(self.itos)
-
-    def __contains__(self, s):
-        return s in self.stoi
-
-    def encode(self, strings):
-        return np.fromiter(map(self.stoi.get, strings, repeat(self.UNKNOWN)), dtype=np.int64)
-
-
-def pack_ragged(arrays, dtype=np.int64):
-    """Concatenate 1-D arrays into ``(flat, offsets)`` with ``offsets[i]:offsets[i+1]`` the i-th."""
-    lengths = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
-    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    flat = np.concatenate([np.asarray(a, dtype=dtype) for a in arrays]) if arrays else np.zeros(0, dtype)
-    return flat.astype(dtype, copy=False), offsets
-
-
-def unpack_ragged(flat, offsets):
-    """Inverse of :func:`pack_ragged`: a list of views, one per segment."""
-    return [flat[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]

@@ -29,7 +29,8 @@ from sklearn.utils.estimator_checks import (
     check_set_params,
 )
 
-from ._persistence import _is_library_estimator, load_model, save_model
+from .. import registry
+from ._persistence import load_model, save_model
 
 DATA_FREE_CHECKS = (
     check_no_attributes_set_in_init,
@@ -62,7 +63,7 @@ def assert_same_predictions(a, b):
 def _safe_format_holds(estimator):
     """Whether every estimator among ``estimator``'s parameters is the library's: the
     safe model format holds no other (a test's stand-in parser, say)."""
-    return all(_is_library_estimator(value) for value in estimator.get_params().values()
+    return all(registry.is_registered(value) for value in estimator.get_params().values()
                if isinstance(value, BaseEstimator))
 
 
