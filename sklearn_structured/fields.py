@@ -8,6 +8,8 @@ field has one place to look. This module imports nothing.
 
 ID, FORM, LEMMA, UPOS, XPOS, FEATS = "id", "form", "lemma", "upos", "xpos", "feats"
 HEAD, DEPREL, DEPS, MISC = "head", "deprel", "deps", "misc"
+# the lower-cased form: no column, a field the corpus packing derives from FORM
+LOWER = "lower"
 
 # the columns of a word line, in file order
 COLUMNS = (ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC)
@@ -22,6 +24,9 @@ TAG_FIELDS = (UPOS, XPOS, FEATS, LEMMA)
 DEFAULT_TARGETS = TAG_FIELDS
 # the tags an earlier tagger writes that a later one can read as features
 INPUT_TAG_FIELDS = (UPOS, XPOS)
+# the tag fields whose ``_`` is a value of its own (no features; a lemma or XPOS a
+# treebank leaves unspecified), which a tagger learns; elsewhere ``_`` is a missing value
+UNDERSCORE_IS_A_VALUE = (FEATS, LEMMA, XPOS)
 
 # where a reader looks when a token has no value for a field, in order: a parser
 # reading XPOS reads UPOS instead where XPOS is missing, and the form last of all

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from sklearn_structured import TextPipeline, Tokenizer, make_parsing_pipeline, parse
-from sklearn_structured import _annotate
+from sklearn_structured import _parse
+from sklearn_structured.tokenize import _reader
 from sklearn_structured.datasets import (ConlluDocument, load_sample_treebank, load_ud_treebank,
                                          read_conllu, write_conllu)
 from sklearn_structured.tokenize import segmented_text
@@ -39,8 +40,8 @@ def _with_tokenizer(model, treebank):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of a few paragraphs, so that a short text takes several."""
-    monkeypatch.setattr(_annotate, "TEXT_CHUNK", 2**11)
-    monkeypatch.setattr(_annotate, "TEXT_CHUNK_MAX", 2**13)
+    monkeypatch.setattr(_reader, "TEXT_CHUNK", 2**11)
+    monkeypatch.setattr(_reader, "TEXT_CHUNK_MAX", 2**13)
 
 
 def _tokens(document):
@@ -130,7 +131,7 @@ def test_parse_writes_each_chunk_before_reading_the_rest(model, small_chunks):
 
 
 def test_conllu_input_is_annotated_in_batches(model, monkeypatch):
-    monkeypatch.setattr(_annotate, "CONLLU_CHUNK", 7)
+    monkeypatch.setattr(_parse, "CONLLU_CHUNK", 7)
     document = load_sample_treebank("test", as_document=True)
     text = write_conllu(document)
     written = []
@@ -222,3 +223,19 @@ def test_text_options_need_text_input(model):
         parse(model, document, token_ranges=True)
     with pytest.raises(ValueError, match="max_sentence_length"):
         parse(model, io.StringIO("x"), input_format="text", max_sentence_length=0)
+
+
+def test_a_token_longer_than_the_chunk_limit_is_glued_across_the_cut(model, small_chunks):
+    text = "The dog barks. " + "x" * (2**13 + 700) + " It is loud."
+    document = parse(model, io.StringIO(text), input_format="text", token_ranges=True)
+    _check_gives_the_text_back(document, text)
+    # the cut made two sentences of the long token, the first glued to the second
+    long_token = [form for form, *_ in _tokens(document) if set(form) == {"x"}]
+    assert len(long_token) == 2 and "".join(long_token) == "x" * (2**13 + 700)
+
+
+def test_an_empty_text_gives_an_empty_document(model):
+    documents = model.predict(["The dog barks.", "", "A cat.", " \n\n "])
+    assert [len(document) for document in documents[1::2]] == [0, 0]
+    assert [s.rows for s in documents[0]] == [s.rows for s in model.predict(["The dog barks."])[0]]
+    assert len(documents[2]) == 1

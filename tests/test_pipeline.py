@@ -16,7 +16,7 @@ from sklearn_structured import (
 )
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.easy_first import _tagger_features
-from sklearn_structured.pipeline import annotate, fit_parsing_pipeline, pipeline_targets
+from sklearn_structured.pipeline import fit_parsing_pipeline, pipeline_targets
 from sklearn_structured.utils import load_model, save_model
 from sklearn_structured.utils.estimator_checks import assert_same_predictions
 
@@ -114,7 +114,8 @@ def test_pipeline_parses_forms_with_labels(sample, fitted_lowrank):
                for a, b in zip(parsed, with_gold))
     las = fitted_lowrank.score(forms, y_test)
     assert 0.4 < las < 1  # LAS from forms, far above the blank-tag parser's chance level
-    tagged, parsed_again = annotate(fitted_lowrank, forms)
+    tagged = fitted_lowrank[:-1].transform(forms)
+    parsed_again = fitted_lowrank[-1].predict(tagged)
     assert pipeline_targets(fitted_lowrank) == ("upos", "xpos")
     assert _accuracy(tagged, X_test, "upos") > 0.7
     assert all((a[0] == b[0]).all() for a, b in zip(parsed, parsed_again))
@@ -223,7 +224,8 @@ def test_parse_annotates_a_conllu_document(fitted_lowrank, tmp_path):
     parsed = parse(fitted_lowrank, path)
     assert parse(fitted_lowrank, path, output=tmp_path / "parsed.conllu") == len(parsed)
     assert read_conllu(tmp_path / "parsed.conllu") == parsed
-    tagged, predicted = annotate(fitted_lowrank, forms.to_sentences())
+    tagged = fitted_lowrank[:-1].transform(forms.to_sentences())
+    predicted = fitted_lowrank[-1].predict(tagged)
     assert [[int(row[6]) for row in s.words] for s in parsed] == [h.tolist() for h, _ in predicted]
     assert [[row[3] for row in s.words] for s in parsed] == [[t["upos"] for t in s] for s in tagged]
     assert all(row[2] == "_" and row[8] == "_" for s in parsed for row in s.words)
@@ -234,18 +236,40 @@ def test_parse_annotates_a_conllu_document(fitted_lowrank, tmp_path):
         parse(fitted_lowrank["fields"], path)
 
 
-def test_registry_names_every_estimator_and_its_kind(fitted_lowrank):
-    import sklearn_structured
+def test_roles_come_from_the_estimators(fitted_lowrank):
     from sklearn_structured import registry
+    from sklearn_structured.annotation import role_of
 
-    assert sorted(registry.ESTIMATOR_CLASSES) == sorted(
-        name for name in sklearn_structured._LAZY if name != "TokenFieldSelector")
     assert registry.estimator_class("lowrank") is LowRankTensorParser
     assert registry.estimator_class("EasyFirstBeamTagger") is EasyFirstBeamTagger
     assert registry.names(registry.PARSER) == ["easyfirst", "lowrank"]
-    assert registry.kind_of(fitted_lowrank) == registry.PIPELINE
-    assert registry.kind_of(fitted_lowrank["parser"]) == registry.PARSER
-    assert registry.kind_of(fitted_lowrank["tag_upos"]) == registry.TAGGER
-    assert registry.kind_of(fitted_lowrank[:-1]) is None  # taggers without a parser
+    assert role_of(fitted_lowrank) == registry.PIPELINE
+    assert role_of(fitted_lowrank["parser"]) == registry.PARSER
+    assert role_of(fitted_lowrank["tag_upos"]) == registry.TAGGER
+    assert role_of(fitted_lowrank[:-1]) is None  # taggers without a parser
     with pytest.raises(ValueError, match="unknown estimator 'mst'"):
         registry.estimator_class("mst")
+
+
+def test_annotate_writes_what_the_pipeline_declares(fitted_lowrank):
+    from sklearn_structured import annotate
+
+    document = load_sample_treebank("test", as_document=True)[:3]
+    annotated = annotate(fitted_lowrank, document)
+    words = [row for sentence in annotated for row in sentence.words]
+    assert all(row[3] != "_" and row[4] != "_" and row[6].isdigit() for row in words)
+    # the columns no step writes are cleared, not copied from the input
+    assert all(row[2] == "_" and row[5] == "_" for row in words)
+    assert annotate(fitted_lowrank["tag_upos"], document).to_sentences()[0][0]["upos"] == \
+        fitted_lowrank["tag_upos"].predict(document.to_sentences()[:1])[0][0]
+    assert fitted_lowrank["fields"].annotate(document)[0].words[0][3] == "_"
+
+
+def test_a_step_reading_a_field_no_earlier_step_writes_is_refused():
+    with pytest.raises(ValueError, match=r"step 'parser' \(EasyFirstBeamParser\) reads UPOS"):
+        make_parsing_pipeline("easyfirst", targets=("lemma",))
+    with pytest.raises(ValueError, match=r"step 'tag_upos' \(EasyFirstBeamTagger\) reads XPOS"):
+        make_parsing_pipeline("lowrank", targets=("upos", "xpos"),
+                              tagger_params={"input_tags": ("xpos",)})
+    # XPOS falls back to UPOS: LowRank reads the UPOS a tagger writes
+    make_parsing_pipeline("lowrank", targets=("upos",))

@@ -6,7 +6,8 @@ import pytest
 
 from sklearn_structured import TextPipeline, Tokenizer, make_parsing_pipeline, parse
 from sklearn_structured.datasets import ConlluDocument, load_sample_treebank
-from sklearn_structured.registry import PIPELINE, kind_of
+from sklearn_structured.annotation import role_of
+from sklearn_structured.registry import PIPELINE
 from sklearn_structured.utils import load_model, save_model
 
 TEXT = "The dog barks. It is loud.\n\nA new paragraph starts here."
@@ -28,7 +29,7 @@ def fitted():
 def test_raw_text_gets_every_predicted_column(fitted):
     document = fitted.predict([TEXT])[0]
     assert isinstance(document, ConlluDocument)
-    assert kind_of(fitted) == PIPELINE
+    assert role_of(fitted) == PIPELINE
     words = [row for sentence in document for row in sentence.rows if "-" not in row[0]]
     # FORM from the text; LEMMA, UPOS, FEATS, HEAD, DEPREL predicted; XPOS not trained
     assert "".join(row[1] for row in words) == "".join(TEXT.split())

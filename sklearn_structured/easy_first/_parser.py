@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 
 from ..annotation import ParserAnnotator
-from ..fields import tag_fallback
+from ..fields import INPUT_TAG_FIELDS, tag_fallback
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
 from ..utils import (
@@ -134,7 +134,7 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
 
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
-        "pos": [StrOptions({"upos", "xpos"})],
+        "pos": [StrOptions(set(INPUT_TAG_FIELDS))],
         "hash_bits": [Interval(Integral, 8, 30, closed="both")],
     }
 

@@ -22,7 +22,7 @@ from ..utils import (
     token_values,
     training_step,
 )
-from ..fields import INPUT_TAG_FIELDS
+from ..fields import INPUT_TAG_FIELDS, TAG_FIELDS, UNDERSCORE_IS_A_VALUE
 from ..utils._compat import Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import _TABLE, EasyFirstBase
@@ -51,7 +51,7 @@ def _gold_value(token, field):
     value of its own (no features; a lemma or XPOS left unspecified, as treebanks do for
     a few words: 3 XPOS of Turkish IMST train), which the taggers learn and the CoNLL 2018
     scorer compares like any other."""
-    if field in ("feats", "lemma", "xpos"):
+    if field in UNDERSCORE_IS_A_VALUE:
         return token.get(field) if isinstance(token, Mapping) else None
     return token_field(token, field)
 
@@ -280,7 +280,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
 
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
-        "target": [StrOptions({"upos", "xpos", "feats", "lemma"})],
+        "target": [StrOptions(set(TAG_FIELDS))],
         "min_feature_count": [Interval(Integral, 1, None, closed="left")],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "ambiguity_min_count": [Interval(Integral, 1, None, closed="left"), None],

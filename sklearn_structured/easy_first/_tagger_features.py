@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..fields import FORM, LOWER
 from ..kernels.hashing import kept_positions
 from ..utils import (encode_corpus, fit_vocabularies, token_values, word_shape, word_type_ids,
                      word_type_vocabulary)
@@ -26,6 +27,9 @@ _CONTEXT_SUFFIX = len(_PREFIX_LENGTHS) + 2  # attribute column of the 3-letter s
 # With more tags than this (FEATS strings, lemma scripts) the rarer tags share one
 # value in the neighbours' tag features, which keeps that block of rows small.
 MAX_CONTEXT_TAGS = 64
+
+# the corpus fields of a word's form the tagger reads
+_FORMS = (FORM, LOWER)
 
 
 @lru_cache(maxsize=1 << 17)  # a pipeline's taggers read the same forms, one after the other
@@ -78,14 +82,14 @@ def word_describer(stems):
 def fit_tagger_vocabularies(sentences, input_tags=(), describe=_word_attributes):
     """Vocabularies of forms, lower-cased forms, the ``input_tags`` fields and word-type
     attributes (``describe``, of :func:`word_describer`) of the training data."""
-    vocabularies = fit_vocabularies(sentences, ("form", "lower") + tuple(input_tags))
+    vocabularies = fit_vocabularies(sentences, _FORMS + tuple(input_tags))
     vocabularies["attributes"] = word_type_vocabulary(token_values(sentences, "form"), describe)
     return vocabularies
 
 
 def _word_ids(forms, sentences, vocabularies, describe):
     """The ids of every token's form, lower-cased form and word attributes."""
-    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in ("form", "lower")})
+    corpus = encode_corpus(sentences, {f: vocabularies[f] for f in _FORMS})
     return (corpus["form"], corpus["lower"],
             word_type_ids(forms, describe, vocabularies["attributes"]))
 

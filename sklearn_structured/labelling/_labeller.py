@@ -32,11 +32,12 @@ touched cells take less room than a dense table of a quarter of the size.
 
 import numpy as np
 
+from ..fields import FEATS, LEMMA, LOWER, UPOS, XPOS
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
 from ..utils._training import perceptron_state, prediction_weights
 from ._kernels import LabelModel, LabelSentences, feats_signatures, predict_labels, train_epoch
 
-FIELDS = ("lower", "upos", "xpos", "lemma", "feats")
+FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 # 2**22 cells shared by all feature-label pairs: on EWT dev, 2**20 (43% of the cells
 # touched) lost 0.1 label accuracy on gold trees to collisions
 HASH_BITS = 22
@@ -63,7 +64,7 @@ def _sentences_of_corpus(corpus, heads):
     words[offsets[:-1]] = False
     feats = feats_signatures(corpus["feats"], corpus["feats_offsets"])
     return LabelSentences(offsets - np.arange(len(offsets)), *(
-        corpus[field][words] for field in ("lower", "upos", "xpos", "lemma")),
+        corpus[field][words] for field in FIELDS[:4]),  # FEATS, ragged, follows
         feats[words], _flat_heads(heads))
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..fields import FORM, LEMMA, UPOS, XPOS
 from ..kernels.latent_tree import exact_log_probs, expected_counts
 from ..metrics import is_punctuation
 from ..utils import (
@@ -349,7 +350,7 @@ class SpectralTreeScorer(SentenceEstimator):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "combine_runs": [StrOptions({"mean", "best"})],
         "pseudo_count": [Interval(Real, 0, None, closed="left")],
-        "token_field": [StrOptions({"form", "lemma", "upos", "xpos"})],
+        "token_field": [StrOptions({FORM, LEMMA, UPOS, XPOS})],
         "strip_punctuation": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],

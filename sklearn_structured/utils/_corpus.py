@@ -28,7 +28,7 @@ from itertools import repeat
 
 import numpy as np
 
-from ..fields import FEATS
+from ..fields import DEPREL, FEATS, FORM, LEMMA, LOWER, UPOS, XPOS
 
 ROOT_ID = -1
 RAGGED_FIELDS = (FEATS,)
@@ -126,15 +126,15 @@ def _forms(reader):
 
 
 _READERS = {
-    "form": _forms,
-    "lower": lambda r: [form.lower() for form in r.values("form")],
-    "lemma": lambda r: [lemma or form for lemma, form in zip(r.raw("lemma"), r.values("form"))],
-    "upos": lambda r: [u or x or form for u, x, form in
-                       zip(r.raw("upos"), r.raw("xpos"), r.values("form"))],
-    "xpos": lambda r: [x or u or form for u, x, form in
-                       zip(r.raw("upos"), r.raw("xpos"), r.values("form"))],
-    "feats": lambda r: [feats.split("|") if feats else [] for feats in r.raw("feats")],
-    "deprel": lambda r: r.raw("deprel"),
+    FORM: _forms,
+    LOWER: lambda r: [form.lower() for form in r.values(FORM)],
+    LEMMA: lambda r: [lemma or form for lemma, form in zip(r.raw(LEMMA), r.values(FORM))],
+    UPOS: lambda r: [u or x or form for u, x, form in
+                     zip(r.raw(UPOS), r.raw(XPOS), r.values(FORM))],
+    XPOS: lambda r: [x or u or form for u, x, form in
+                     zip(r.raw(UPOS), r.raw(XPOS), r.values(FORM))],
+    FEATS: lambda r: [feats.split("|") if feats else [] for feats in r.raw(FEATS)],
+    DEPREL: lambda r: r.raw(DEPREL),
 }
 FIELDS = tuple(_READERS)
 

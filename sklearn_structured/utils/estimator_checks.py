@@ -3,9 +3,9 @@
 scikit-learn's common checks feed 2-D arrays and skip estimators that do not
 take them, so structured estimators get this suite instead: the data-free
 checks of scikit-learn, run directly, and structured versions of the rest.
-Each estimator's test module calls :func:`check_structured_estimator` with a
-small dataset it can learn from in a few seconds; ``tests/test_estimator_contract.py``
-runs it for those whose module does not, so that all nine go through it.
+``tests/test_common.py`` runs :func:`check_structured_estimator` for every
+estimator of :data:`sklearn_structured.registry.ESTIMATORS`, each with a
+small dataset it can learn from in a few seconds.
 """
 
 import io
