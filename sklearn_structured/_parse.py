@@ -14,7 +14,7 @@ from .datasets import ConlluDocument, write_conllu
 from .datasets._base import open_text, source_name
 from .datasets._conllu import read_conllu_batches
 from .pipeline import TextPipeline
-from .tokenize._reader import text_documents
+from .tokenize._reader import TextReader, text_documents
 from .tokenize._text import MAX_SENTENCE_LENGTH
 from .utils import atomic_path
 
@@ -87,10 +87,10 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
         if not isinstance(model, TextPipeline):
             raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give "
                              "a TextPipeline (sklearn-structured train --estimator pipeline)")
-        chunks = text_documents(model.tokenizer_, document, presegmented=presegmented,
-                                token_ranges=token_ranges, expand_multiword=expand_multiword,
-                                max_sentence_length=max_sentence_length,
-                                sent_id_prefix=sent_id_prefix)
+        chunks = text_documents(
+            model.tokenizer_, TextReader(document), presegmented=presegmented,
+            token_ranges=token_ranges, expand_multiword=expand_multiword,
+            max_sentence_length=max_sentence_length, sent_id_prefix=sent_id_prefix)
     elif input_format != "conllu":
         raise ValueError(f"input_format must be 'conllu' or 'text', got {input_format!r}")
     elif presegmented or token_ranges or expand_multiword is not None or sent_id_prefix:

@@ -84,12 +84,13 @@ class ParserAnnotator(Annotator):
         check_token_fields(sentences, self.tag_fields(), reader=type(self).__name__,
                            where=where)
 
-    def _written(self, document, predicted):
+    def _written(self, document, predicted, tags=None):
+        """``tags``: tag columns to write in the same pass, as ``with_heads`` takes them."""
         if predicted and isinstance(predicted[0], tuple):
             heads, deprels = [h for h, _ in predicted], [d for _, d in predicted]
         else:
             heads, deprels = predicted, [[None] * len(h) for h in predicted]
-        return document.with_heads(heads, deprels, clear_deps=True)
+        return document.with_heads(heads, deprels, clear_deps=True, tags=tags)
 
 
 class TaggerAnnotator(Annotator):
@@ -127,11 +128,10 @@ class _PipelineAnnotator(Annotator):
         with gc_paused():  # as in Annotator._annotated
             tagged = self.pipeline[:-1].transform(document.to_sentences())
             written = set(self.writes)
-            document = document.with_tag_columns({
-                field: [[token.get(field) if field in written else None for token in sentence]
-                        for sentence in tagged] for field in TAG_FIELDS})
+            tags = {field: [[token.get(field) if field in written else None for token in sentence]
+                            for sentence in tagged] for field in TAG_FIELDS}
             parser = self.pipeline.steps[-1][1]
-            return parser._written(document, parser.predict(tagged))
+            return parser._written(document, parser.predict(tagged), tags)
 
 
 def role_of(model):

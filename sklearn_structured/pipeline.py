@@ -299,7 +299,6 @@ class TextPipeline(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEsti
                      else make_parsing_pipeline())
         X_words, y_words = _words_and_trees(documents)
         annotator = _without_empty_targets(annotator, X_words)
-        check_pipeline_fields(annotator.steps)
         X_val_words, y_val_words = (None, None) if validation is None else _words_and_trees(validation)
         self.annotator_ = fit_parsing_pipeline(annotator, X_words, y_words,
                                                X_val=X_val_words, y_val=y_val_words)

@@ -266,7 +266,7 @@ class ConlluDocument:
         return all(r[_DEPREL] not in ("_", "") for s in self.sentences for r in s.rows
                    if r[0].isdigit())
 
-    def with_heads(self, heads, deprels=None, *, clear_deps=False):
+    def with_heads(self, heads, deprels=None, *, clear_deps=False, tags=None):
         """A copy with the HEAD (and optionally DEPREL) column of every word replaced.
 
         Everything else (comments, other columns, multiword tokens, empty
@@ -285,6 +285,9 @@ class ConlluDocument:
             Write ``_`` in the DEPS column (the enhanced graph) of every word,
             which a new tree would otherwise contradict, and leave out the
             empty nodes (``5.1``), which exist only in that graph.
+        tags : dict or None, default=None
+            Tag columns to write in the same pass, as :meth:`with_tag_columns`
+            takes them (a parsing pipeline's taggers').
 
         Raises
         ------
@@ -299,6 +302,7 @@ class ConlluDocument:
             raise ValueError(
                 f"got {len(heads)} head arrays for a document of {len(self.sentences)} sentences"
             )
+        tag_columns = self._tag_columns(tags or {})
         if deprels is not None:
             deprels = list(deprels)
             if len(deprels) != len(heads):
@@ -307,6 +311,7 @@ class ConlluDocument:
         for index, (sentence, h) in enumerate(zip(self.sentences, heads)):
             rows = [list(r) for r in sentence.rows]
             words = [r for r in rows if r[0].isdigit()]
+            self._write_tags(words, index, tag_columns)
             h = np.asarray(h)
             if h.ndim != 1 or len(h) != len(words):
                 raise ValueError(
@@ -351,6 +356,16 @@ class ConlluDocument:
     def with_tag_columns(self, columns):
         """:meth:`with_tags` for several columns at once: ``columns`` maps each field
         to its tags (one pass over the document, as a pipeline writes its taggers')."""
+        tag_columns = self._tag_columns(columns)
+        sentences = []
+        for index, sentence in enumerate(self.sentences):
+            rows = [list(r) for r in sentence.rows]
+            self._write_tags([r for r in rows if r[0].isdigit()], index, tag_columns)
+            sentences.append(self._replaced(sentence, rows))
+        return ConlluDocument(sentences, source=self.source, newline=self.newline)
+
+    def _tag_columns(self, columns):
+        """``{column index: tag sequences}`` of ``{field: tag sequences}``, checked."""
         indices = {}
         for name, tags in columns.items():
             if name not in TAG_FIELDS:
@@ -360,19 +375,16 @@ class ConlluDocument:
                 raise ValueError(f"got {len(tags)} tag sequences for a document of "
                                  f"{len(self.sentences)} sentences")
             indices[COLUMN_INDEX[name]] = tags
-        sentences = []
-        for index, sentence in enumerate(self.sentences):
-            rows = [list(r) for r in sentence.rows]
-            words = [r for r in rows if r[0].isdigit()]
-            for column, tags in indices.items():
-                labels = list(tags[index])
-                if len(labels) != len(words):
-                    raise ValueError(
-                        f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
-                for m, (row, label) in enumerate(zip(words, labels), start=1):
-                    row[column] = _text_field(label, self._where, index, "tag", m)
-            sentences.append(self._replaced(sentence, rows))
-        return ConlluDocument(sentences, source=self.source, newline=self.newline)
+        return indices
+
+    def _write_tags(self, words, index, tag_columns):
+        """Write sentence ``index``'s tags of ``tag_columns`` into its word rows."""
+        for column, tags in tag_columns.items():
+            labels = list(tags[index])
+            if len(labels) != len(words):
+                raise ValueError(f"{self._where(index)}: {len(words)} words but {len(labels)} tags")
+            for m, (row, label) in enumerate(zip(words, labels), start=1):
+                row[column] = _text_field(label, self._where, index, "tag", m)
 
 
 def _where(source, index, sentence, row=None):

@@ -152,8 +152,8 @@ def text_documents(tokenizer, source, *, presegmented=False, token_ranges=False,
     """ConlluDocuments of raw text split by a fitted ``tokenizer``, a group of
     paragraphs each, their words not yet annotated.
 
-    ``source`` is a str (the text itself), a path or a file object; a text
-    without any token gives no document. A token cut where the input is read
+    ``source`` is a str (the text itself) or a :class:`TextReader` (of a path
+    or a file object); a text without any token gives no document. A token cut where the input is read
     a piece at a time (one longer than ``TEXT_CHUNK_MAX`` characters) ends
     its document with ``SpaceAfter=No``, so that the output spells the input.
     See :func:`sklearn_structured.parse` for the other parameters.
@@ -161,14 +161,14 @@ def text_documents(tokenizer, source, *, presegmented=False, token_ranges=False,
     Raises
     ------
     ValueError
-        For an input without any token, naming it (not for a str); for a
-        file that is not UTF-8 text, naming the line and byte.
+        From a reader, for an input without any token, naming it, and for
+        a file that is not UTF-8 text, naming the line and byte.
     """
     if not (isinstance(max_sentence_length, Integral) and max_sentence_length >= 1):
         raise ValueError(f"max_sentence_length must be a positive int, got {max_sentence_length!r}")
     if expand_multiword is not None and expand_multiword != tokenizer.expand_multiword:
         tokenizer = copy(tokenizer).set_params(expand_multiword=expand_multiword)
-    reader = None if isinstance(source, str) else TextReader(source)
+    reader = source if isinstance(source, TextReader) else None
     pieces = _string_pieces(source) if reader is None else reader.pieces()
     n_sentences, held, previous = 0, None, ""
     for start, text in _chunks(_blocks(pieces)):
