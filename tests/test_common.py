@@ -122,9 +122,9 @@ def _distro_sequence_fixture():
 
 
 def _pcfg_fixture():
-    X = [s for s in _upos(_sample(40)[0]) if len(s) >= 2][:24]
+    X = [s for s in _upos(_sample(40)[0]) if len(s) >= 2][:12]
     return dict(estimator=sklearn_structured.RankSpacePCFG(
-        n_nonterminals=3, n_preterminals=4, rank=4, embedding_dim=8, n_epochs=2, batch_size=8,
+        n_nonterminals=3, n_preterminals=4, rank=4, embedding_dim=8, n_epochs=1, batch_size=8,
         random_state=0), X=X, y=None, requires_y=False, predict=_score_samples,
         param_grid={"rank": [2, 4], "parameterization": ["neural", "direct"]})
 
