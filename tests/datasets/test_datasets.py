@@ -28,7 +28,7 @@ DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
 needs_data = pytest.mark.skipif(
     not DATA, reason="SKLEARN_STRUCTURED_DATA is not set (real corpora unavailable)"
 )
-PACKAGE_DATA = Path(__file__).resolve().parents[1] / "sklearn_structured" / "datasets" / "data"
+PACKAGE_DATA = Path(__file__).resolve().parents[2] / "sklearn_structured" / "datasets" / "data"
 
 TINY = "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n"
 
