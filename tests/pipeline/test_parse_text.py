@@ -1,7 +1,6 @@
 """parse(input_format="text"): raw text in, CoNLL-U out, read and written a chunk at a time."""
 
 import io
-import os
 import re
 import time
 
@@ -12,9 +11,6 @@ from sklearn_structured import _annotate
 from sklearn_structured.datasets import (ConlluDocument, load_sample_treebank, load_ud_treebank,
                                          read_conllu, write_conllu)
 from sklearn_structured.tokenize import segmented_text
-
-DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
-needs_data = pytest.mark.skipif(not DATA, reason="SKLEARN_STRUCTURED_DATA is not set")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +81,7 @@ def _check_gives_the_text_back(document, text):
         assert len(words) == len(sentence.words)
 
 
-@needs_data
+@pytest.mark.corpus
 @pytest.mark.parametrize("treebank", ["UD_English-EWT", "UD_Portuguese-Bosque"])
 def test_the_raw_text_of_a_test_file_comes_back(model, treebank, small_chunks, tmp_path):
     model = _with_tokenizer(model, treebank)
