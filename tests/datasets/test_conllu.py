@@ -268,6 +268,7 @@ def _expected_sha256():
     return dict(re.findall(r"`(ud/[^`]+\.conllu\.xz)`.*`([0-9a-f]{64})`", table))
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_every_ud_file_round_trips_byte_for_byte():
     files = sorted(Path(DATA, "ud").glob("*/*.conllu.xz"))

@@ -58,6 +58,7 @@ def test_round_trip_on_the_sample():
     _assert_round_trip(pairs)
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_round_trip_on_ewt_train():
     X, _ = load_ud_treebank("en_ewt", "train")

@@ -304,6 +304,7 @@ def test_sentence_context_reaches_past_the_character_window():
     assert (context[start:start + 6, CTX_SINCE_FINAL] == 5).all()
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_finds_sentence_ends_without_punctuation_in_bosque():
     # Bosque's newspaper headlines end with no full stop before the article's first
