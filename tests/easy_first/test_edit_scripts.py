@@ -1,7 +1,5 @@
 """Edit scripts from forms to lemmas, and the training dictionary."""
 
-import os
-
 import pytest
 
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
@@ -60,8 +58,8 @@ def test_round_trip_on_the_sample():
     _assert_round_trip(pairs)
 
 
-@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
-                    reason="set SKLEARN_STRUCTURED_DATA to the shared data folder")
+@pytest.mark.slow
+@pytest.mark.corpus
 def test_round_trip_on_ewt_train():
     X, _ = load_ud_treebank("en_ewt", "train")
     pairs = set(_pairs(X))

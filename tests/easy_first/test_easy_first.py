@@ -1,6 +1,5 @@
 """Estimator tests of EasyFirstBeamParser and EasyFirstBeamTagger."""
 
-import os
 import re
 from collections import Counter, defaultdict
 
@@ -218,8 +217,7 @@ def test_plain_string_tokens_are_parsed_and_tagged():
 
 # --- real data: Ma et al.'s valid updates (bar 3) -------------------------------
 
-@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
-                    reason="set SKLEARN_STRUCTURED_DATA to the shared data folder")
+@pytest.mark.corpus
 def test_every_update_on_real_data_is_valid():
     X, y = load_ud_treebank("en_ewt", "dev")
     X, y = X[:400], y[:400]

@@ -1,7 +1,5 @@
 """SpectralTreeScorer: API, consistency on synthetic data, learning on real trees."""
 
-import os
-
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -285,8 +283,7 @@ def test_learns_real_trees_on_the_embedded_sample():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
-                    reason="SKLEARN_STRUCTURED_DATA is not set (needs UD English EWT)")
+@pytest.mark.corpus
 def test_learns_real_trees_on_ewt():
     X, y = load_ud_treebank("en_ewt", "train")
     X_dev, y_dev = load_ud_treebank("en_ewt", "dev")

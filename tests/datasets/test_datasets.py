@@ -25,10 +25,7 @@ from sklearn_structured.datasets import (
 from sklearn_structured.utils import check_dependency_data
 
 DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
-needs_data = pytest.mark.skipif(
-    not DATA, reason="SKLEARN_STRUCTURED_DATA is not set (real corpora unavailable)"
-)
-PACKAGE_DATA = Path(__file__).resolve().parents[1] / "sklearn_structured" / "datasets" / "data"
+PACKAGE_DATA = Path(__file__).resolve().parents[2] / "sklearn_structured" / "datasets" / "data"
 
 TINY = "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n"
 
@@ -89,7 +86,7 @@ def test_load_ud_treebank_errors(tmp_path, monkeypatch):
         load_ud_treebank("UD_English-EWT", "test")
 
 
-@needs_data
+@pytest.mark.corpus
 def test_load_ud_treebank_real():
     X, y = load_ud_treebank("en_ewt", "dev")
     assert len(X) == 2001 and sum(map(len, X)) == 25147
@@ -125,7 +122,7 @@ def test_sample_treebank_ships_small_with_its_licence():
     assert '"sklearn_structured.datasets" = ["data/*"]' in pyproject
 
 
-@needs_data
+@pytest.mark.corpus
 def test_sample_sentences_are_verbatim_ewt_sentences():
     for split in ["train", "test"]:
         full = {s.metadata["sent_id"]: s for s in load_ud_treebank("en_ewt", split, as_document=True)}
@@ -237,7 +234,7 @@ def test_bracketed_tree_spans_property(tree, remove_punctuation):
     assert spans == [_spans_by_brute_force(text, dropped)]
 
 
-@needs_data
+@pytest.mark.corpus
 def test_ptb_wsj_sample_matches_data_md():
     sentences, spans = load_ptb_wsj_sample()
     assert len(sentences) == 3914 and sum(map(len, sentences)) == 94084
@@ -273,7 +270,7 @@ def test_read_tokenized_text(tmp_path):
     assert read_tokenized_text(io.StringIO(" x y\n"), eos="<eos>") == [["x", "y", "<eos>"]]
 
 
-@needs_data
+@pytest.mark.corpus
 def test_ptb_lm_matches_data_md():
     valid = load_ptb_lm("valid")
     assert len(valid) == 3370 and sum(map(len, valid)) == 70390

@@ -1,7 +1,5 @@
 """DistroSVM (multiclass DISTRO): scikit-learn checks, exactness against references, learning."""
 
-import os
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -202,10 +200,7 @@ def test_bad_parameters_and_input():
         model.predict(np.eye(3))
 
 
-NEWS = os.environ.get("SKLEARN_STRUCTURED_DATA")
-
-
-@pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
+@pytest.mark.corpus
 @pytest.mark.slow
 def test_20newsgroups_slice_in_a_pipeline_with_grid_search():
     from sklearn_structured.datasets import load_20newsgroups
@@ -256,7 +251,7 @@ def test_newsgroups_loader_arguments(tmp_path):
         load_20newsgroups("train", data_home=tmp_path)
 
 
-@pytest.mark.skipif(NEWS is None, reason="SKLEARN_STRUCTURED_DATA is not set; 20 Newsgroups test skipped")
+@pytest.mark.corpus
 def test_newsgroups_loader_reads_the_bydate_split():
     from sklearn_structured.datasets import load_20newsgroups
 

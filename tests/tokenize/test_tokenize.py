@@ -1,7 +1,6 @@
 """The tokeniser and sentence splitter learned from CoNLL-U documents."""
 
 import io
-import os
 import pickle
 import re
 import time
@@ -305,8 +304,8 @@ def test_sentence_context_reaches_past_the_character_window():
     assert (context[start:start + 6, CTX_SINCE_FINAL] == 5).all()
 
 
-@pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
-                    reason="needs the UD treebanks: set SKLEARN_STRUCTURED_DATA")
+@pytest.mark.slow
+@pytest.mark.corpus
 def test_finds_sentence_ends_without_punctuation_in_bosque():
     # Bosque's newspaper headlines end with no full stop before the article's first
     # sentence; with the character window alone the model found 74 of dev's 161

@@ -23,9 +23,6 @@ from sklearn_structured.datasets import (
 )
 
 DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
-needs_data = pytest.mark.skipif(
-    not DATA, reason="SKLEARN_STRUCTURED_DATA is not set (real treebanks unavailable)"
-)
 
 # One sentence with a multiword token and an empty node, one plain sentence.
 SAMPLE = (
@@ -271,7 +268,8 @@ def _expected_sha256():
     return dict(re.findall(r"`(ud/[^`]+\.conllu\.xz)`.*`([0-9a-f]{64})`", table))
 
 
-@needs_data
+@pytest.mark.slow
+@pytest.mark.corpus
 def test_every_ud_file_round_trips_byte_for_byte():
     files = sorted(Path(DATA, "ud").glob("*/*.conllu.xz"))
     assert len(files) >= 40
@@ -287,7 +285,7 @@ def test_every_ud_file_round_trips_byte_for_byte():
     assert time.perf_counter() - started < 120
 
 
-@needs_data
+@pytest.mark.corpus
 def test_ewt_train_counts_match_data_md():
     X, y = load_conllu(Path(DATA, "ud", "UD_English-EWT", "en_ewt-ud-train.conllu.xz"))
     assert len(X) == 12544

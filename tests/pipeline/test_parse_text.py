@@ -1,7 +1,6 @@
 """parse(input_format="text"): raw text in, CoNLL-U out, read and written a chunk at a time."""
 
 import io
-import os
 import re
 import time
 
@@ -13,9 +12,6 @@ from sklearn_structured.tokenize import _reader
 from sklearn_structured.datasets import (ConlluDocument, load_sample_treebank, load_ud_treebank,
                                          read_conllu, write_conllu)
 from sklearn_structured.tokenize import segmented_text
-
-DATA = os.environ.get("SKLEARN_STRUCTURED_DATA")
-needs_data = pytest.mark.skipif(not DATA, reason="SKLEARN_STRUCTURED_DATA is not set")
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +25,11 @@ def model():
 
 
 def _with_tokenizer(model, treebank):
-    """The model with a tokeniser fitted on ``treebank``'s training file instead."""
+    """The model with a tokeniser fitted on ``treebank``'s first training sentences instead
+    (enough to learn its multiword tokens, and quick)."""
     other = TextPipeline()
-    other.tokenizer_ = Tokenizer(n_epochs=2, random_state=0).fit(
-        [load_ud_treebank(treebank, "train", as_document=True)])
+    train = list(load_ud_treebank(treebank, "train", as_document=True))[:1000]
+    other.tokenizer_ = Tokenizer(n_epochs=2, random_state=0).fit([ConlluDocument(train)])
     other.annotator_ = model.annotator_
     return other
 
@@ -86,7 +83,7 @@ def _check_gives_the_text_back(document, text):
         assert len(words) == len(sentence.words)
 
 
-@needs_data
+@pytest.mark.corpus
 @pytest.mark.parametrize("treebank", ["UD_English-EWT", "UD_Portuguese-Bosque"])
 def test_the_raw_text_of_a_test_file_comes_back(model, treebank, small_chunks, tmp_path):
     model = _with_tokenizer(model, treebank)
