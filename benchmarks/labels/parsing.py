@@ -20,8 +20,7 @@ import ast
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, mean_sd, write_section
+from benchmarks.base import data_home, load_treebank, markdown_table, mean_sd, timed, write_section
 
 
 def label_accuracy(X, gold, predicted):
@@ -36,7 +35,7 @@ def label_accuracy(X, gold, predicted):
     return correct / total
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("labeller", "lowrank", "easyfirst"), required=True)
     ap.add_argument("--treebank", default="en_ewt")
@@ -44,13 +43,12 @@ def main():
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="random_state values")
     ap.add_argument("--save-trees", help="npz file for the first seed's predicted heads of each split")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     data_home()
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score
 
-    X, y = load_ud_treebank(args.treebank, "train", labelled=True)
+    X, y = load_treebank(args.treebank, "train", labelled=True)
     params = {k: ast.literal_eval(v) for k, v in (p.split("=", 1) for p in args.param)}
     rows = []
     if args.parser == "labeller":
@@ -66,7 +64,7 @@ def main():
 
         state, _, seconds = timed(train)
         for split in args.splits:
-            X_s, y_s = load_ud_treebank(args.treebank, split, labelled=True)
+            X_s, y_s = load_treebank(args.treebank, split, labelled=True)
             predicted = label_trees(state, X_s, [h for h, _ in y_s])
             accuracy = label_accuracy(X_s, [d for _, d in y_s], predicted)
             rows.append([split, f"{100 * accuracy:.2f}"])
@@ -84,7 +82,7 @@ def main():
     from sklearn_structured import EasyFirstBeamParser, LowRankTensorParser
 
     cls = LowRankTensorParser if args.parser == "lowrank" else EasyFirstBeamParser
-    evaluation = {split: load_ud_treebank(args.treebank, split, labelled=True) for split in args.splits}
+    evaluation = {split: load_treebank(args.treebank, split, labelled=True) for split in args.splits}
     scores = {split: [] for split in args.splits}
     for seed in args.seeds:
         parser = cls(random_state=seed, **params)
@@ -118,6 +116,3 @@ def main():
                   f"Labelled parsing: {cls.__name__} on {args.treebank}"
                   + (f" ({', '.join(args.param)})" if args.param else ""), body)
     print(body)
-
-if __name__ == "__main__":
-    main()

@@ -26,13 +26,13 @@ import os
 import re
 import tempfile
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
 
 from sklearn_structured import (LowRankTensorParser, TextPipeline, Tokenizer, make_parsing_pipeline,
                                 parse)
-from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu
+from sklearn_structured.datasets import ConlluDocument, write_conllu
 from sklearn_structured.tokenize import segmented_text
+
+from benchmarks.base import data_home, load_treebank, markdown_table, timed, write_section
 
 # a blank line, possibly holding spaces, separates two paragraphs
 PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -68,7 +68,7 @@ def parse_corpus(client, items, model, folder, n_partitions, shard=parse_shard):
 
 def _conllu_workload(corpus, args):
     """(items, model, shard function, in-process reference call) of CoNLL-U sentences."""
-    X, y = load_ud_treebank("UD_English-EWT", "train")
+    X, y = load_treebank("UD_English-EWT", "train")
     model = LowRankTensorParser(n_epochs=args.epochs, random_state=0)
     model.fit(X[:args.train_sentences], y[:args.train_sentences])
     X_all = corpus.to_sentences()
@@ -95,18 +95,18 @@ def _text_workload(corpus, args):
     return paragraphs, model, parse_text_shard, in_process
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--input", choices=("conllu", "text"), default="conllu")
     parser.add_argument("--train-sentences", type=int, default=2000)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--partitions-per-worker", type=int, default=4)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     from distributed import Client, LocalCluster
 
-    corpus = load_ud_treebank("UD_English-EWT", "train", as_document=True)
+    corpus = load_treebank("UD_English-EWT", "train", as_document=True)
     workload = _text_workload if args.input == "text" else _conllu_workload
     items, model, shard, in_process = workload(corpus, args)
     reference = timed(in_process, args.repeats)
@@ -148,6 +148,3 @@ def main():
         f"warm-up.\n\n{table}\n")
     write_section("dask_text", "Parsing raw text with Dask (issue 36)", body)
 
-
-if __name__ == "__main__":
-    main()

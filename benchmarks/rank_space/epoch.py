@@ -35,13 +35,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import data_home
-from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ptb_lm
 from sklearn_structured.rank_space._base import length_batches, token_batches
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+from benchmarks.base import REPOSITORY, data_home, markdown_table, write_section
 
 
 def import_base(revision, folder):
@@ -70,7 +68,7 @@ def fit_seconds(estimator, sentences):
     return time.perf_counter() - tic
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["hmm", "pcfg"], required=True)
     parser.add_argument("--sizes", type=int, nargs="+", required=True,
@@ -84,7 +82,7 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     import sklearn_structured.rank_space as after
 
@@ -149,6 +147,3 @@ def main():
                           f"Rank-space {args.model.upper()}: training-epoch time before and after (issue 37)",
                           body)
 
-
-if __name__ == "__main__":
-    main()

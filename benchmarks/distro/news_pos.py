@@ -28,22 +28,17 @@ import argparse
 import importlib.util
 import itertools
 import os
-import re
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from _common import data_home, timed
-from _results import RESULTS, markdown_table, mean_sd, write_section
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
 
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.datasets import load_20newsgroups
 from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
 # the estimators' own objective and training problems, to score the exact baseline's weights
@@ -51,6 +46,9 @@ from sklearn_structured.distro._alternating import objective
 from sklearn_structured.distro._multiclass import _MulticlassProblem
 from sklearn_structured.distro._sequence import _SequenceProblem
 from sklearn_structured.metrics import token_accuracy
+
+from benchmarks.base import (SETTINGS, data_home, load_treebank, markdown_table, mean_sd, read_section,
+                             timed, write_section)
 
 NUCLEAR_PENALTIES = [0.0, 1e-3, 3e-3, 1e-2]
 LABEL_RATES = [0.1, 0.3]
@@ -241,7 +239,7 @@ def newsgroups(quick, seeds, features):
 
 
 def tagged(name, split, field):
-    X, _ = load_ud_treebank(name, split)
+    X, _ = load_treebank(name, split)
     forms = [[t["form"] for t in s] for s in X]
     tags = [[t[field] for t in s] for s in X]
     return forms, tags
@@ -401,11 +399,8 @@ SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vect
 
 def finished_parts(section):
     """The parts (### sub-sections) of ``section`` in RESULTS.md, as an earlier run wrote them."""
-    text = RESULTS.read_text() if RESULTS.exists() else ""
-    match = re.search(rf"<!-- BEGIN {section} -->\n(.*?)<!-- END {section} -->", text, re.S)
-    if match is None:
-        return []
-    return ["### " + part.rstrip("\n") + "\n" for part in match.group(1).split("\n### ")[1:]]
+    text = read_section(section)
+    return ["### " + part.rstrip("\n") + "\n" for part in text.split("\n### ")[1:]]
 
 
 def write(args, load_start, parts, pending, kept):
@@ -428,7 +423,7 @@ def write(args, load_start, parts, pending, kept):
     write_section(section, title, body)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small slices, for checking the script")
     parser.add_argument("--skip-news", action="store_true")
@@ -439,7 +434,7 @@ def main():
                         help="keep the parts an interrupted run already wrote and run the rest")
     parser.add_argument("--news-features", choices=["tfidf", "binary"], default="tfidf",
                         help="binary: 20 Newsgroups only, into a section of its own")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     load_start = os.getloadavg()[0]
     parts = finished_parts(SECTIONS[args.news_features][0]) if args.resume else []
@@ -462,8 +457,5 @@ def main():
         done("### 20 Newsgroups\n\n" + newsgroups(args.quick, seeds=(0, 1, 2), features=args.news_features))
     if not args.skip_pos and args.news_features == "tfidf":
         pos(args.quick, not args.no_exact_pos, done, skip=kept)
-    log("written to", Path(__file__).with_name("RESULTS.md"))
+    log("written to", SETTINGS.results)
 
-
-if __name__ == "__main__":
-    main()

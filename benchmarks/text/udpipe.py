@@ -45,9 +45,10 @@ import os
 import re
 from pathlib import Path
 
-from _common import CONLL18_FIGURES, conll18_scores, data_home, timed
-from _results import markdown_table, write_section
-from bench_pipeline import cli, strip_to_forms
+
+from benchmarks.base import (CONLL18_FIGURES, conll18_scores, data_home, markdown_table, timed, treebank_file,
+                             write_section)
+from benchmarks.text.pipeline import cli, strip_to_forms
 
 
 # The models --raw-text chains, in the order they run. UDPipe trains the tokeniser
@@ -222,7 +223,7 @@ def raw_text_section(udpipe, args, models, gold, work):
     print(body)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--work", required=True, help="folder for the model and the tagged files")
@@ -239,7 +240,7 @@ def main():
     ap.add_argument("--part", choices=PARTS,
                     help="with --raw-text: only train this model (e.g. both at once, one per "
                          "core), then stop")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.part and not args.raw_text:
         ap.error("--part applies to --raw-text only")
     if args.raw_text and not args.part and not args.conll18:
@@ -251,11 +252,9 @@ def main():
         print("ufal.udpipe is not installed (pip install ufal.udpipe); nothing measured")
         return
 
-    from sklearn_structured.datasets._ud import _ud_file
-
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
+    train, dev, test = (str(treebank_file(args.treebank, s, work)) for s in ("train", "dev", "test"))
     none = udpipe.Trainer.NONE
 
     def trained(part):
@@ -316,6 +315,3 @@ def main():
                   f"UDPipe 1 full pipeline from forms on {args.treebank}, beside ours", body)
     print(body)
 
-
-if __name__ == "__main__":
-    main()

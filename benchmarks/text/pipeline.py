@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import CONLL18_FIGURES, conll18_scores, data_home
-from _results import markdown_table, write_section
+from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, markdown_table, treebank_file, write_section
+
 
 # UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
 UDPIPE_GOLD = "UDPipe 1 (Parsito) parser only, gold tags: UAS 87.87, LAS 85.62, 1,004 sent/s"
@@ -83,7 +83,7 @@ def cli(*args, stdout=None):
     return wall, cpu, done.stdout
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("lowrank", "easyfirst"), default="lowrank")
     ap.add_argument("--treebank", default="en_ewt")
@@ -101,21 +101,12 @@ def main():
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
                     "scorer and the library's aligned evaluation, from gold tokens and, from the "
                     "test file's raw text, end to end")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     data_home()
-
-    from sklearn_structured.datasets._ud import _ud_file
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
-    import lzma
-
-    gold = work / "test-gold.conllu"  # uncompressed copy of the test split
-    opener = lzma.open if test.endswith(".xz") else open
-    with opener(test, "rt", encoding="utf-8") as inp:
-        gold.write_text(inp.read(), encoding="utf-8")
-    test = str(gold)
+    train, dev, test = (str(treebank_file(args.treebank, s, work)) for s in ("train", "dev", "test"))
     forms = work / "test-forms.conllu"
     strip_to_forms(test, forms)
     model = work / f"{args.parser}.model"
@@ -180,7 +171,7 @@ def main():
            "from forms on this split: `bench_udpipe.py`.\n" if args.treebank == "en_ewt" else "")
     )
     if args.conll18:
-        body += "\n" + conll18_section(args, model, gold, parsed, n_sentences, work)
+        body += "\n" + conll18_section(args, model, test, parsed, n_sentences, work)
     # the EWT figure with the default targets keeps the plain section name
     targets = args.targets or "default targets"
     suffix = ("" if (args.treebank, args.targets) == ("en_ewt", None)
@@ -227,6 +218,3 @@ def conll18_section(args, model, gold, parsed, n_sentences, work):
         + markdown_table(["input", *CONLL18_FIGURES], rows) + "\n"
     )
 
-
-if __name__ == "__main__":
-    main()

@@ -37,14 +37,11 @@ import json
 import os
 import pickle
 import re
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import data_home
-from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample
 from sklearn_structured.metrics import bracket_f1
@@ -55,6 +52,8 @@ from sklearn_structured.rank_space import (
     random_binary_spans,
     right_branching_spans,
 )
+
+from benchmarks.base import SETTINGS, data_home, markdown_table, read_section, write_section
 
 NUMBER = re.compile(r"[0-9]{1,}([,.]?[0-9]*)*")
 
@@ -72,7 +71,6 @@ def evaluation_sample(train_vocabulary):
         out_x.append([w if w in train_vocabulary else "<unk>" for w in words])
         out_spans.append(gold)
     return out_x, out_spans
-
 
 
 def pcfg_data(max_train=None):
@@ -340,12 +338,7 @@ def load(path):
 
 def earlier_rows(section):
     """The table rows of an earlier RESULTS.md section, to print beside the new ones."""
-    from _results import RESULTS
-
-    match = re.search(rf"<!-- BEGIN {section} -->(.*?)<!-- END {section} -->", RESULTS.read_text(), re.S)
-    if match is None:
-        return []
-    return [line for line in match.group(1).splitlines() if line.startswith("|")]
+    return [line for line in read_section(section).splitlines() if line.startswith("|")]
 
 
 def link_best(checkpoint, best_path):
@@ -432,7 +425,7 @@ def run_converge(args):
         log_file.write(line + "\n")
         log_file.flush()
 
-    log("command: " + " ".join(sys.argv))
+    log("command: " + SETTINGS.command)
     if args.part == "hmm":
         train, valid, test = load_ptb_lm("train")[: args.max_train], load_ptb_lm("valid"), load_ptb_lm("test")
         sizes = args.states
@@ -512,7 +505,7 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
                   f"each size trained to its best validation likelihood at rank {args.rank} (issue 37)", body)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["pcfg", "pcfg-sizes", "hmm"], required=True)
     parser.add_argument("--converge", action="store_true")
@@ -536,7 +529,7 @@ def main():
     parser.add_argument("--hmm-lr", type=float, default=3e-3)
     parser.add_argument("--hmmlearn-states", type=int, default=128)
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     if args.converge:
         if args.part == "pcfg":
@@ -545,6 +538,3 @@ def main():
     else:
         {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
 
-
-if __name__ == "__main__":
-    main()

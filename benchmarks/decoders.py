@@ -22,8 +22,6 @@ import os
 
 import numpy as np
 
-from _common import timed
-from _results import markdown_table, write_section
 
 from sklearn_structured.decoding import decode_batch
 from sklearn_structured.kernels import (
@@ -32,6 +30,8 @@ from sklearn_structured.kernels import (
     eisner_inside_outside,
     eisner_kbest_kernel,
 )
+
+from benchmarks.base import markdown_table, timed, write_section
 
 try:
     from ufal.chu_liu_edmonds import chu_liu_edmonds as ufal_chu_liu_edmonds
@@ -304,12 +304,12 @@ def check_same_scores(ours, theirs, scores_list, what):
             raise AssertionError(f"{what}: the reference disagrees with the kernel")
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=400, help="sentences per length for the kernels")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     load_start = os.getloadavg()
     rows = []
@@ -434,6 +434,3 @@ def main():
     write_section("decoders", "Tree decoders", body)
     print(body)
 
-
-if __name__ == "__main__":
-    main()

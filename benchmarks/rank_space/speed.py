@@ -22,8 +22,6 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from _common import timed  # noqa: E402
-from _results import markdown_table, write_section  # noqa: E402
 
 from sklearn_structured.kernels.rank_space import (  # noqa: E402
     rank_space_inside,
@@ -33,6 +31,8 @@ from sklearn_structured.kernels.rank_space import (  # noqa: E402
     td_pcfg_recursion,
 )
 from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs  # noqa: E402
+
+from benchmarks.base import markdown_table, timed, write_section  # noqa: E402
 
 REFERENCE_MS = {(30, 60, 100): (16, 74), (1000, 2000, 500): (355, 1400)}
 N_WORDS = 2000
@@ -150,7 +150,7 @@ def fmt(seconds):
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def main():
+def main(argv=None):
     load = os.getloadavg()[0]
     rng = np.random.default_rng(0)
     batch, n = 16, 20
@@ -243,6 +243,3 @@ def main():
     )
     write_section("rank_space_speed", "Rank-space inference kernels: speed", body)
 
-
-if __name__ == "__main__":
-    main()

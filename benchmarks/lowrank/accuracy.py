@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import REPOSITORY, SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+
 
 CONFIGS = {
     "full": dict(gamma=0.3, pos="both"),
@@ -70,12 +70,11 @@ TREEBANKS = {
 
 def run_one(treebank, config, n_epochs, limit, seed):
     """Train and evaluate one configuration; return a dict of figures."""
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.lowrank import LowRankTensorParser
     from sklearn_structured.metrics import attachment_score
 
-    X, y = load_ud_treebank(TREEBANKS[treebank], "train")
-    X_test, y_test = load_ud_treebank(TREEBANKS[treebank], "test")
+    X, y = load_treebank(TREEBANKS[treebank], "train")
+    X_test, y_test = load_treebank(TREEBANKS[treebank], "test")
     if limit:
         X, y = X[:limit], y[:limit]
     parser = LowRankTensorParser(rank=50, C=1.0, n_epochs=n_epochs, random_state=seed,
@@ -225,7 +224,7 @@ def report(results, limit):
     print(body)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--treebanks", nargs="+", default=["en_ewt", "pt_bosque"],
                         choices=list(TREEBANKS))
@@ -239,7 +238,7 @@ def main():
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; report the runs found in --cache-dir")
     parser.add_argument("--one", nargs=3, metavar=("TREEBANK", "CONFIG", "SEED"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.report_only:
         data_home()
     cache = Path(args.cache_dir)
@@ -262,12 +261,10 @@ def main():
                         results.append(json.loads(path.read_text()))
                     continue
                 if not (args.reuse and path.exists()):
-                    subprocess.run([sys.executable, __file__, "--one", treebank, config, str(seed),
+                    subprocess.run([sys.executable, "-m", "benchmarks", "--sample", str(SETTINGS.sample),
+                                    "lowrank", "--one", treebank, config, str(seed),
                                     "--n-epochs", str(args.n_epochs), "--limit", str(args.limit),
-                                    "--cache-dir", str(cache)], check=True)
+                                    "--cache-dir", str(cache)], check=True, cwd=REPOSITORY)
                 results.append(json.loads(path.read_text()))
     report(results, args.limit)
 
-
-if __name__ == "__main__":
-    main()

@@ -48,15 +48,13 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
 
 
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
@@ -64,14 +62,14 @@ LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
 
 def synthetic(n_states, vocabulary_size, seeds, max_iter):
     """Bars 2 and 3 on words drawn from a known model laid on EWT's own trees."""
-    from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
+    from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._perturb import reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
-    _, y = load_ud_treebank("en_ewt", "train")
-    _, y_dev = load_ud_treebank("en_ewt", "dev")
+    _, y = load_treebank("en_ewt", "train")
+    _, y_dev = load_treebank("en_ewt", "dev")
     X_all, y_all, _, model = make_latent_tree_corpus(
         len(y) + len(y_dev), n_states, vocabulary_size, trees=list(y) + list(y_dev),
         random_state=0, return_model=True)
@@ -203,13 +201,12 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
 
 
 def speed(n_components, repeats):
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral._kernels import spectral_log_probs
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     est = SpectralTreeScorer(n_components=n_components, method="spectral",
                              random_state=0).fit(X, y)
     ids, heads, offsets = est._pairs(X_test, y_test)
@@ -240,12 +237,12 @@ def span(n_states, vocabulary_size, sizes):
     on the synthetic model of ``synthetic`` laid on the first N EWT training trees."""
     from sklearn.utils.extmath import randomized_svd
 
-    from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
+    from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._moments import cooccurrences
     from sklearn_structured.utils import pack_ragged
 
-    _, y = load_ud_treebank("en_ewt", "train")
+    _, y = load_treebank("en_ewt", "train")
     X, _, _, model = make_latent_tree_corpus(len(y), n_states, vocabulary_size, trees=list(y),
                                              random_state=0, return_model=True)
     rows, spectra = [], []
@@ -277,11 +274,10 @@ def ewt_fit(n_components, seeds):
     """Bar 4: fit time on all EWT training trees of each estimator, with what
     it reports (rank kept, non-positive share, EM iterations) and its
     held-out (dev) log-likelihood per token."""
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.spectral import SpectralTreeScorer
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
+    X, y = load_treebank("en_ewt", "train")
+    X_dev, y_dev = load_treebank("en_ewt", "dev")
     SpectralTreeScorer(n_components=2, n_epochs=2, random_state=0).fit(X[:100], y[:100])  # compile
     runs = []
     for estimator in ("spectral", "em", "spectral+em"):
@@ -307,13 +303,12 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
            lists_path, selection_estimators, selection_seeds, n_bootstrap=2000):
     import pickle
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.lowrank import LowRankTensorParser
     from sklearn_structured.metrics import attachment_score, is_punctuation
     from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer, cross_val_nbest
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     if train_limit:
         X, y = X[:train_limit], y[:train_limit]
     settings = (len(X), parser_epochs, parser_gamma, n_best)
@@ -419,12 +414,11 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
     highest log p on the EWT test lists, against a uniform pick."""
     import pickle
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score
     from sklearn_structured.spectral import SpectralTreeScorer
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     stored = pickle.loads(lists_path.read_bytes())
     if stored["settings"] != (len(X), parser_epochs, parser_gamma, n_best):
         raise SystemExit(f"{lists_path} holds lists of other settings: run the rerank part first")
@@ -785,7 +779,7 @@ def private_directory(path):
     return path
 
 
-def main():
+def main(argv=None):
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -819,7 +813,7 @@ def main():
                         help="section of RESULTS.md written from the cached parts (another name "
                         "keeps the figures of an older cache in their own section)")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     cache_dir = private_directory(Path(args.cache_dir))
     scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field,
@@ -848,7 +842,7 @@ def main():
                 "" if args.spectral_n_init == 1 else f"_ninit{args.spectral_n_init}") + (
                 "_strip" if args.spectral_strip_punctuation else "")
         figures["load_average"] = os.getloadavg()[0]
-        figures["command"] = "python " + shlex.join(sys.argv)
+        figures["command"] = SETTINGS.command
         figures["commit"] = code_version()
         (cache_dir / f"{part}.json").write_text(json.dumps(figures, indent=1))
     cache = {p.stem: json.loads(p.read_text()) for p in cache_dir.glob("*.json")}
@@ -865,6 +859,3 @@ def main():
         title += f": {args.results_section}"
     write_section(args.results_section, title, body)
 
-
-if __name__ == "__main__":
-    main()

@@ -17,27 +17,27 @@ import argparse
 
 import numpy as np
 
-from _common import data_home, timed
 from sklearn_structured import LowRankTensorParser
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.kernels.hill_climbing import ClimbSettings, hill_climbing_decode
 from sklearn_structured.lowrank._estimator import _token_arrays
 from sklearn_structured.lowrank._high_order import part_scorer
 
+from benchmarks.base import data_home, load_treebank, timed
 
-def main():
+
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--sigma", type=float, default=0.05)
     ap.add_argument("--sentences", type=int, default=500)
     ap.add_argument("--patience", type=int, nargs="+", default=[5, 10, 20])
     ap.add_argument("--margin", type=float, nargs="+", default=[1.0, 2.0])
     ap.add_argument("--reference", type=int, default=100)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     data_home()
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
+    X, y = load_treebank("en_ewt", "train")
+    X_dev, y_dev = load_treebank("en_ewt", "dev")
     X_dev, y_dev = X_dev[:args.sentences], y_dev[:args.sentences]
     parser = LowRankTensorParser(n_epochs=2, random_state=0).fit(X[:2000], y[:2000])
     _, data = parser._predict_data(X_dev)
@@ -71,6 +71,3 @@ def main():
             print(f"| {patience} | {margin} | {len(arcs) / seconds:,.0f} | {100 * uas:.2f} "
                   f"| {reached:.3f} |", flush=True)
 
-
-if __name__ == "__main__":
-    main()
