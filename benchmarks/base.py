@@ -207,16 +207,17 @@ def write_rows(name, title, header, rows, key_columns, note=""):
     """Put ``rows`` into the one table of section ``name``, keeping its other rows.
 
     A row of an earlier run stays unless a new row has the same values in the
-    first ``key_columns`` columns (the setting and the seed). Every row carries
+    first ``key_columns`` columns (the setting and the seed), which then takes
+    its place. Every row carries
     its own date, commit and command, so seeds run apart are rows of one
     table. ``note`` (optional) comes before the table and is rewritten.
     """
     stamp = _now()
     provenance = [stamp, code_description(), f"`{SETTINGS.command}`"]
-    new = [[str(cell) for cell in row] + provenance for row in rows]
-    keys = {tuple(row[:key_columns]) for row in new}
-    kept = [row for row in table_rows(read_section(name)) if tuple(row[:key_columns]) not in keys]
-    body = markdown_table([*header, "date", "commit", "command"], kept + new)
+    new = {tuple(map(str, row[:key_columns])): [str(cell) for cell in row] + provenance for row in rows}
+    merged = {tuple(row[:key_columns]): row for row in table_rows(read_section(name))}
+    merged.update(new)  # a rerun takes its earlier row's place; a new setting comes last
+    body = markdown_table([*header, "date", "commit", "command"], list(merged.values()))
     section = f"<!-- BEGIN {name} -->\n## {title}\n\n"
     if note:
         section += f"{note.rstrip()}\n\n"
