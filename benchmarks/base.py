@@ -203,21 +203,25 @@ def write_section(name, title, body):
     _replace_section(name, section)
 
 
+# the columns write_rows adds to every row: where the row comes from
+PROVENANCE = ("date", "commit", "machine", "command")
+
+
 def write_rows(name, title, header, rows, key_columns, note=""):
     """Put ``rows`` into the one table of section ``name``, keeping its other rows.
 
     A row of an earlier run stays unless a new row has the same values in the
     first ``key_columns`` columns (the setting and the seed), which then takes
-    its place. Every row carries
-    its own date, commit and command, so seeds run apart are rows of one
-    table. ``note`` (optional) comes before the table and is rewritten.
+    its place. Every row carries its own date, commit, machine and command, so
+    seeds run apart are rows of one table. ``note`` (optional) comes before the
+    table and is rewritten.
     """
     stamp = _now()
-    provenance = [stamp, code_description(), f"`{SETTINGS.command}`"]
+    provenance = [stamp, code_description(), machine_description(), f"`{SETTINGS.command}`"]
     new = {tuple(map(str, row[:key_columns])): [str(cell) for cell in row] + provenance for row in rows}
     merged = {tuple(row[:key_columns]): row for row in table_rows(read_section(name))}
     merged.update(new)  # a rerun takes its earlier row's place; a new setting comes last
-    body = markdown_table([*header, "date", "commit", "command"], list(merged.values()))
+    body = markdown_table([*header, *PROVENANCE], list(merged.values()))
     section = f"<!-- BEGIN {name} -->\n## {title}\n\n"
     if note:
         section += f"{note.rstrip()}\n\n"

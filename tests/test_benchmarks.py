@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import MEASURES  # noqa: E402
 from benchmarks.__main__ import run  # noqa: E402
-from benchmarks.base import SETTINGS, Settings, table_rows, write_rows  # noqa: E402
+from benchmarks.base import PROVENANCE, SETTINGS, Settings, table_rows, write_rows  # noqa: E402
 
 SAMPLE = 12  # sentences of the embedded sample per split
 
@@ -69,4 +69,4 @@ def test_write_rows_keeps_other_seeds_and_replaces_a_rerun(results):
     rows = table_rows(results.read_text())
     assert [row[:3] for row in rows] == [["en_ewt", "0", "80.00"], ["en_ewt", "1", "82.00"],
                                          ["en_ewt", "2", "83.00"]]
-    assert all(len(row) == len(header) + 3 for row in rows)  # date, commit, command
+    assert all(len(row) == len(header) + len(PROVENANCE) for row in rows)
