@@ -1,4 +1,4 @@
-"""SpectralTreeScorer and NBestReranker: the bars of issue 16.
+"""SpectralTreeScorer and NBestReranker: accuracy, fit and scoring speed.
 
 Parts (each caches its figures as JSON in ``--cache-dir``; the ``spectral``
 section of benchmarks/RESULTS.md is rewritten from every part cached so far):

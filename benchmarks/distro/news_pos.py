@@ -229,7 +229,7 @@ def newsgroups(quick, seeds, features):
         f"λ2 = 0 minimise the same function. The exact row solves the one-hot objective at "
         f"the baseline's alpha to liblinear's tolerance.\n\n{markdown_table(HEADER, rows)}\n\n"
         f"DISTRO full rank minus one-hot baseline, each at its own chosen alpha: {gap:+.2f} points."
-        f"{equal} (Bar of issue 5: at least +1.5; the paper: 84.0 vs 81.4, 83.1 at d=15, "
+        f"{equal} (Target: at least +1.5; the paper: 84.0 vs 81.4, 83.1 at d=15, "
         f"80.9 at d=10.)\n"
     )
     return text
@@ -393,7 +393,7 @@ def pos(quick, exact, done, skip=()):
         done("sklearn-crfsuite is not installed; its reference row is missing.\n")
 
 
-SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vectors (issues 5, 17)"),
+SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vectors"),
             "binary": ("distro_news_binary", "DISTRO: 20 Newsgroups with binary token features")}
 
 
@@ -411,7 +411,7 @@ def write(args, load_start, parts, pending, kept):
         + (f"{', '.join(kept)}: kept from an earlier, interrupted run of the same script and grid "
            f"(this run was started with --resume); the load figures are this run's.\n\n"
            if kept else "")
-        + f"DISTRO and the one-hot structural SVM on equal footing (issue 17): the same grid, "
+        + f"DISTRO and the one-hot structural SVM on equal footing: the same grid, "
         f"chosen on held-out data, the training objective beside accuracy, an exactly solved "
         f"baseline, several seeds. Speed figures were taken on a shared machine under load "
         f"(1-minute load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at the "

@@ -1,4 +1,4 @@
-"""Where DISTRO's learned label vectors end up on 20 Newsgroups (issue 17, part 2).
+"""Where DISTRO's learned label vectors end up on 20 Newsgroups.
 
 Fits full-rank DistroSVM (d = M = 20) and measures the geometry of the label
 vectors: the mean off-diagonal cosine against -1/(M-1), the cosine of a

@@ -1,4 +1,4 @@
-"""Benchmark of EasyFirstBeamTagger as a FEATS tagger and a lemmatiser (issue 13, part B).
+"""Benchmark of EasyFirstBeamTagger as a FEATS tagger and a lemmatiser.
 
 For each treebank, target and seed: train on train with the default settings
 (10 epochs, ``min_feature_count=2``) at ``--beam``, then score dev and test:
@@ -140,5 +140,5 @@ def main(argv=None):
                 result["command"] = command
                 path = args.store / f"taggers_{treebank}_{target}_beam{args.beam}_seed{seed}.json"
                 path.write_text(json.dumps(result, indent=1))
-    write_section("taggers", "Easy-first tagger: UFeats and lemmas (issue 13)", render(args.store))
+    write_section("taggers", "Easy-first tagger: UFeats and lemmas", render(args.store))
 

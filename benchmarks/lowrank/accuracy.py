@@ -1,4 +1,4 @@
-"""LowRankTensorParser on UD treebanks: the bars of issue 3.
+"""LowRankTensorParser on UD treebanks: accuracy, speed and size.
 
 For every (treebank, configuration) the parser is trained on the train split
 (gold tags) and evaluated on the test split: UAS without punctuation (UPOS
@@ -186,12 +186,12 @@ def report(results, limit):
                             f"full - NT-1st = {full['uas'] - nt1['uas']:+.2f} UAS")
     third_order = any(r["config"] in THIRD_ORDER_CONFIGS for r in all_results)
     bars = (
-        f"Issue 14 bar 3: EWT, first {limit} training sentences, 5 epochs, >= 85.6 UAS "
+        f"Target: EWT, first {limit} training sentences, 5 epochs, >= 85.6 UAS "
         "(RBGParser v1.1 with the same budget: 85.60)." if limit else
-        "Issue 14 bars: EWT third order >= 89.3 UAS, Bosque third order >= first order "
+        "Targets: EWT third order >= 89.3 UAS, Bosque third order >= first order "
         "+ 0.8; training on EWT <= 30 min and parsing >= 300 sentences/s on one core."
         if third_order else
-        "Issue 3 bars: EWT full model >= 88.2 UAS (RBGParser v1.1 "
+        "Targets: EWT full model >= 88.2 UAS (RBGParser v1.1 "
         "reached 88.21 on this split); full beats NT-1st by >= 0.3, more without "
         "POS; 10 epochs on EWT in <= 5 min on one quiet core; >= 1,000 sentences/s "
         "(RBGParser about 240, UDPipe 1 1,004, spaCy 1,065); RBGParser's model is 174 MB.")
@@ -206,11 +206,11 @@ def report(results, limit):
         "prediction speed excludes start-up (kernels compiled and cached first).\n\n"
         + table + "\n\n" + "\n".join(gaps) + "\n" + seed_table(all_results)
     )
-    if limit:  # a small-data run is issue 14's bar 3, kept apart from the full-data figures
+    if limit:  # a small-data run, kept apart from the full-data figures
         write_section(f"lowrank_first{limit}",
                       f"LowRankTensorParser on the first {limit} training sentences", body)
     elif third_order:
-        # issue 14's table, kept apart from issue 3's first-order section
+        # kept apart from the first-order section
         body = ("First against third order, with the tensor and without it (Lei et al. 2014, "
                 "Table 2: NT-1st, Ours-1st, NT-3rd, Ours-3rd), test UAS without punctuation, "
                 "seed 0, 10 epochs, gold tags. The third-order search keeps to projective "
@@ -220,7 +220,7 @@ def report(results, limit):
                 + order_table(all_results) + "\n\nAll runs:\n\n" + body)
         write_section("lowrank_third_order", "LowRankTensorParser, first and third order", body)
     else:
-        write_section("lowrank", "LowRankTensorParser (issue 3)", body)
+        write_section("lowrank", "LowRankTensorParser: first order, with and without the tensor and POS", body)
     print(body)
 
 

@@ -144,6 +144,6 @@ def main(argv=None):
                 + "\n\n" + batches
             )
             write_section(f"rank_space_epoch_{args.model}",
-                          f"Rank-space {args.model.upper()}: training-epoch time before and after (issue 37)",
+                          f"Rank-space {args.model.upper()}: training-epoch time before and after",
                           body)
 

@@ -1,6 +1,6 @@
-"""Speed of the rank-space inference kernels (issue 7, bar 2).
+"""Speed of the rank-space inference kernels.
 
-1. At the issue's two settings (NT 30 / PT 60, r 100 and NT 1000 / PT 2000,
+1. At two settings (NT 30 / PT 60, r 100 and NT 1000 / PT 2000,
    r 500; batch 16, n 20, float32, one core), the numba kernels against the
    same recursion in plain numpy (vectorised over the spans of one width),
    forward (log Z) and forward + backward (gradients w.r.t. root, U, V, W and

@@ -1,4 +1,4 @@
-"""Rank-space PCFG and HMM on the Penn Treebank (issue 7, bars 3 and 4).
+"""Rank-space PCFG and HMM on the Penn Treebank.
 
 ``--part pcfg``: train RankSpacePCFG on the PTB language-model training text
 (sentences of the evaluation sample removed), select on validation
@@ -20,7 +20,7 @@ epoch (the estimator with its parameters, Adam state, learning rate and
 history, plus the minutes spent) under ``--state-dir``, outside the
 repository. The budget counts CPU minutes of the one training thread, so
 that other work on a shared machine does not eat into it (sizes trained
-before stop 40 counted wall minutes, which can only be more). Run the same
+before checkpoints kept CPU minutes counted wall minutes, which can only be more). Run the same
 command again to resume: finished sizes are
 skipped, an interrupted one continues from its last finished epoch (a
 killed process loses at most the epoch it was in, and its minutes are not
@@ -493,7 +493,7 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
         f"epochs without a better validation likelihood, stopped after {args.patience} such epochs or "
         f"when the next epoch would pass the {args.budget:g}-minute budget of a size; the epoch with the "
         "best validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); "
-        "minutes are the CPU minutes of finished epochs (wall minutes for a size trained before stop 40, "
+        "minutes are the CPU minutes of finished epochs (wall minutes for a size trained before checkpoints kept CPU minutes, "
         "which under load are more), summed over sittings (the run is checkpointed every epoch and "
         "resumed). Other work ran on the machine throughout.\n\n"
         + markdown_table(header, rows)
@@ -502,7 +502,7 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
     )
     # one section per rank: runs at different ranks keep their own tables
     write_section(f"{earlier}_converge_r{args.rank}", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: "
-                  f"each size trained to its best validation likelihood at rank {args.rank} (issue 37)", body)
+                  f"each size trained to its best validation likelihood at rank {args.rank}", body)
 
 
 def main(argv=None):

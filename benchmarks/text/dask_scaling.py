@@ -135,7 +135,7 @@ def main(argv=None):
             f"rows include building the bag, sending the model to every worker, parsing, and "
             f"writing one CoNLL-U shard per partition; median of {args.repeats} runs after a "
             f"warm-up.\n\n{table}\n")
-        write_section("dask_scaling", "Parsing a corpus with Dask (issue 15)", body)
+        write_section("dask_scaling", "Parsing a corpus with Dask", body)
         return
     body = (
         f"The raw text of UD English EWT train ({len(items):,} paragraphs; {n_sentences:,} "
@@ -146,5 +146,5 @@ def main(argv=None):
         f"tokenising, tagging, parsing and writing one CoNLL-U shard per partition (sentences/s "
         f"counts the sentences the shards hold); median of {args.repeats} runs after a "
         f"warm-up.\n\n{table}\n")
-    write_section("dask_text", "Parsing raw text with Dask (issue 36)", body)
+    write_section("dask_text", "Parsing raw text with Dask", body)
 
