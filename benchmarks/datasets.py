@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    SKLEARN_STRUCTURED_DATA=../shared/data python benchmarks/bench_datasets.py
+    SKLEARN_STRUCTURED_DATA=../shared/data python -m benchmarks datasets
 
 Each reader is timed (median of ``--repeat`` runs) against a reference measured
 in the same run: decompressing the same file and splitting it into lines and

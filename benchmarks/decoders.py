@@ -11,7 +11,7 @@ comparison is between implementations that agree.
 
 Run from the repository root:
 
-    NUMBA_NUM_THREADS=1 python benchmarks/bench_decoders.py
+    NUMBA_NUM_THREADS=1 python -m benchmarks decoders
 
 The figures go to the "decoders" section of benchmarks/RESULTS.md.
 """
@@ -414,7 +414,7 @@ def main(argv=None):
             f"- Random N(0, 1) scores; {args.sentences} sentences per length for n <= 50 and half that for "
             f"n = 100, k-best on a quarter of them; rates are medians of {args.repeats} timings of at "
             "least 0.2 s each (the batch decoded several times over when it is quick) after a warm-up "
-            "call. The references are the same recursions written below in bench_decoders.py "
+            "call. The references are the same recursions written in benchmarks/decoders.py "
             "(Python loops over spans, numpy over split points; k-best in plain Python) and run on fewer "
             "sentences; their answers are checked against the kernels'.",
             f"- Chu-Liu-Edmonds comparison: {ufal_note}, which takes `score[m, h]` (the transpose of our "

@@ -42,7 +42,11 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     UAS of the candidate with the highest log p against a uniform pick.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_spectral.py --parts synthetic ewt_fit speed rerank diagnose
+        python -m benchmarks spectral --parts synthetic ewt_fit speed rerank diagnose
+
+The synthetic, span and speed parts read internals with no public form (the
+moments, the EM iterations, the scoring kernel, one-word reattachments); the
+rest uses the public API.
 """
 
 import argparse
@@ -851,7 +855,7 @@ def main(argv=None):
     body += f"\n\nLoad average (1 min) at the end of each part: {loads} (shared machine)."
     body += ("\n\nCommands of the parts and the code they measured (the header names the last "
              "run):\n\n") + "\n".join(
-        f"- {name}: `{fig.get('command', 'python benchmarks/bench_spectral.py --parts ' + name)}` "
+        f"- {name}: `{fig.get('command', 'python -m benchmarks spectral --parts ' + name)}` "
         f"(code {fig.get('commit', 'not recorded')})"
         for name, fig in sorted(cache.items()))
     title = "SpectralTreeScorer and NBestReranker (Dhillon et al. 2012)"

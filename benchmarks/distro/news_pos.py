@@ -21,7 +21,7 @@ whose weights are a feasible point of the chain objective (transitions zero).
 
 Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
 
-    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro.py
+    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks distro
 """
 
 import argparse
@@ -41,7 +41,8 @@ from sklearn.svm import LinearSVC
 
 from sklearn_structured.datasets import load_20newsgroups
 from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
-# the estimators' own objective and training problems, to score the exact baseline's weights
+# internals with no public form: the estimators' own objective and training problems,
+# to score the exact baseline's weights, and their featurisers
 from sklearn_structured.distro._alternating import objective
 from sklearn_structured.distro._multiclass import _MulticlassProblem
 from sklearn_structured.distro._sequence import _SequenceProblem

@@ -6,7 +6,7 @@ regular simplex, the singular values of A (its numerical rank), the pairs
 of labels furthest from the simplex, and the test accuracy beside the
 one-hot baseline at the same alpha. Run from the repository root:
 
-    NUMBA_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro_simplex.py
+    NUMBA_NUM_THREADS=1 nice -n 19 python -m benchmarks distro_simplex
 """
 
 import os
@@ -26,7 +26,7 @@ from sklearn_structured.distro import DistroSVM, label_similarity  # noqa: E402
 
 from benchmarks.base import data_home, markdown_table, write_section  # noqa: E402
 
-# alpha as chosen on held-out training data by bench_distro.py for each feature set
+# alpha as chosen on held-out training data by the distro measure for each feature set
 SETTINGS = [("tf-idf", TfidfVectorizer(sublinear_tf=True, min_df=2), 3e-5),
             ("binary", CountVectorizer(binary=True, min_df=2), 1e-2)]
 

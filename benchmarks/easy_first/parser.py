@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
+# internals with no public form: the tagger's static features, for the CRF baseline
 from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
                                                             static_feature_keys)
 from sklearn_structured.metrics import attachment_score, token_accuracy

@@ -13,7 +13,7 @@ trained apart. ``alpha = 0`` is the after-tree labelling of the library.
 Figures go to the ``labels_joint`` section of benchmarks/RESULTS.md.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_labels_joint.py --parser-cache /tmp/lowrank_ewt.pkl
+        python -m benchmarks labels_joint --parser-cache /tmp/lowrank_ewt.pkl
 """
 import argparse
 import os
@@ -23,6 +23,8 @@ import numpy as np
 from numba import njit
 from sklearn_structured import LowRankTensorParser
 from sklearn_structured.labelling import new_labeller, train_labeller, label_trees
+# internals with no public form: the labeller's kernels, its sentence packing and pass order,
+# and the averaged perceptron weights
 from sklearn_structured.labelling import _kernels as K
 from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
 from sklearn_structured.kernels import chu_liu_edmonds_argmax

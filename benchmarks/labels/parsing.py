@@ -12,7 +12,7 @@ of benchmarks/RESULTS.md. ``--save-trees`` keeps the predicted heads (npz)
 of the first seed so that other labellers can be scored on the same trees.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_labels.py --parser lowrank --splits dev test --seeds 0 1 2
+        python -m benchmarks labels --parser lowrank --splits dev test --seeds 0 1 2
 """
 
 import argparse

@@ -20,7 +20,7 @@ Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
 Table 2, ``full3`` and ``nt3``, the same two at third order.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_lowrank.py --treebanks en_ewt pt_bosque
+        python -m benchmarks lowrank --treebanks en_ewt pt_bosque
 """
 
 import argparse

@@ -10,7 +10,7 @@ scores at least as high as a long search's (patience ``--reference``, same
 margin). Times are CPU seconds of one thread (process time), the MST
 decoder timed on the same arc scores as a reference.
 
-    SKLEARN_STRUCTURED_DATA=... python benchmarks/bench_hill_climbing.py --sigma 0.05
+    SKLEARN_STRUCTURED_DATA=... python -m benchmarks hill_climbing --sigma 0.05
 """
 
 import argparse
@@ -20,6 +20,7 @@ import numpy as np
 from sklearn_structured import LowRankTensorParser
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.kernels.hill_climbing import ClimbSettings, hill_climbing_decode
+# internals with no public form: the parser's encoded sentences and its high-order part scorer
 from sklearn_structured.lowrank._estimator import _token_arrays
 from sklearn_structured.lowrank._high_order import part_scorer
 

@@ -7,7 +7,7 @@ between the two settings so that a change in machine load hits both; each
 figure is the median of the repeats. Run it on a quiet machine: with the other
 core busy, a second thread has nothing to run on.
 
-    SKLEARN_STRUCTURED_DATA=... python benchmarks/bench_lowrank_threads.py
+    SKLEARN_STRUCTURED_DATA=... python -m benchmarks lowrank_threads
 """
 
 import os

@@ -21,7 +21,7 @@ Columns: ``before`` (base, ``--batch-size`` equal-length sentences a batch),
 batches of ``--batch-tokens``). Run from the repository root:
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_rank_space_epoch.py --model hmm --sizes 256 2048 16384
+        python -m benchmarks rank_space_epoch --model hmm --sizes 256 2048 16384
 """
 
 import argparse
@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from sklearn_structured.datasets import load_ptb_lm
+# internals with no public form: the two batchings an epoch is timed with
 from sklearn_structured.rank_space._base import length_batches, token_batches
 
 from benchmarks.base import REPOSITORY, data_home, markdown_table, write_section

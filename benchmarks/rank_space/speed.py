@@ -30,6 +30,7 @@ from sklearn_structured.kernels.rank_space import (  # noqa: E402
     rank_space_recursion,
     td_pcfg_recursion,
 )
+# internals with no public form: the PCFG's kernel inputs and factor gradients
 from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs  # noqa: E402
 
 from benchmarks.base import markdown_table, timed, write_section  # noqa: E402

@@ -17,7 +17,7 @@ configuration is timed ``--repeats`` times after a warm-up (kernels loaded
 from numba's cache in every worker), and the median is reported. Run from
 the repository root:
 
-    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data python benchmarks/bench_dask.py [--input text]
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data python -m benchmarks dask [--input text]
 """
 
 import argparse

@@ -11,7 +11,7 @@ test text, median of five runs after a warm-up, on the threads
 ``NUMBA_NUM_THREADS`` allows (the kernels are single-threaded).
 
     SKLEARN_STRUCTURED_DATA=../shared/data NUMBA_NUM_THREADS=1 \\
-        python benchmarks/bench_tokenize.py --treebanks en_ewt pt_bosque --seeds 0 1 2
+        python -m benchmarks tokenize --treebanks en_ewt pt_bosque --seeds 0 1 2
 """
 
 import argparse
