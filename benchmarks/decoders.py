@@ -85,16 +85,17 @@ def reference_eisner(scores):
     root_values = scores[0, 1:] + chart[CL, 1, 1:] + chart[CR, 1:, n]
     root_child = 1 + int(np.argmax(root_values))
     heads = np.zeros(n, dtype=np.int64)
-    todo = [(CL, 1, root_child), (CR, root_child, n)]
-    while todo:
-        kind, s, t = todo.pop()
-        if s == t:
-            continue
-        if kind == IR:
-            heads[t - 1] = s
-        elif kind == IL:
-            heads[s - 1] = t
-        todo.extend(reference_tails(kind, s, t, split[kind, s, t]))
+
+    def follow(kind, s, t):
+        """Read the arcs of one chart item off its best split, recursively."""
+        if s < t:
+            if kind in (IR, IL):
+                heads[(t if kind == IR else s) - 1] = s if kind == IR else t
+            for tail in reference_tails(kind, s, t, split[kind, s, t]):
+                follow(*tail)
+
+    follow(CL, 1, root_child)
+    follow(CR, root_child, n)
     return heads
 
 

@@ -127,20 +127,18 @@ def train_with_budget(model, train, valid, minutes, max_epochs, after_epoch):
     return seconds
 
 
+def shared_settings(args):
+    """The settings every model of a run shares, the seed fixed."""
+    return dict(rank=args.rank, embedding_dim=args.dim, random_state=0, verbose=1)
+
+
 def run_pcfg(args):
     start_load = os.getloadavg()[0]
     train, removed, valid, eval_x, eval_spans = pcfg_data(args.max_train)
     base = baselines(eval_x, eval_spans)
     right = base[0][1]
-    model = RankSpacePCFG(
-        n_nonterminals=args.nt,
-        n_preterminals=args.pt,
-        rank=args.rank,
-        embedding_dim=args.dim,
-        batch_size=args.batch_size,
-        random_state=0,
-        verbose=1,
-    )
+    model = RankSpacePCFG(n_nonterminals=args.nt, n_preterminals=args.pt, batch_size=args.batch_size,
+                          **shared_settings(args))
     curve = []
 
     def after_epoch(model, seconds):
@@ -189,16 +187,8 @@ def run_pcfg_sizes(args):
     train, removed, valid, eval_x, eval_spans = pcfg_data(args.max_train)
     rows = []
     for nt in args.sizes:
-        model = RankSpacePCFG(
-            n_nonterminals=nt,
-            n_preterminals=2 * nt,
-            rank=args.rank,
-            embedding_dim=args.dim,
-            batch_size=args.batch_size,
-            n_epochs=args.epochs,
-            random_state=0,
-            verbose=1,
-        )
+        model = RankSpacePCFG(n_nonterminals=nt, n_preterminals=2 * nt, batch_size=args.batch_size,
+                              n_epochs=args.epochs, **shared_settings(args))
         t = time.perf_counter()
         model.fit(train)
         minutes = (time.perf_counter() - t) / 60
@@ -252,15 +242,8 @@ def run_hmm(args):
         write_section("rank_space_hmm", "RankSpaceHMM: language modelling on PTB", body)
 
     for m in args.states:
-        model = RankSpaceHMM(
-            n_states=m,
-            rank=args.rank,
-            embedding_dim=args.dim,
-            batch_size=args.batch_size,
-            learning_rate=args.hmm_lr,
-            random_state=0,
-            verbose=1,
-        )
+        model = RankSpaceHMM(n_states=m, batch_size=args.batch_size, learning_rate=args.hmm_lr,
+                             **shared_settings(args))
         curve = []
 
         def after_epoch(model, seconds):
@@ -436,9 +419,8 @@ def run_converge(args):
         sizes = args.sizes
     results = {}
     for size in sizes:
-        common = dict(rank=args.rank, embedding_dim=args.dim, batch_tokens=args.batch_tokens,
-                      lr_decay=args.lr_decay, lr_patience=args.lr_patience, n_epochs=1,
-                      warm_start=True, random_state=0, verbose=1, n_jobs=1)
+        common = dict(shared_settings(args), batch_tokens=args.batch_tokens, lr_decay=args.lr_decay,
+                      lr_patience=args.lr_patience, n_epochs=1, warm_start=True, n_jobs=1)
         if args.part == "hmm":
             name = f"hmm-m{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}-lr{args.hmm_lr:g}"
             make = lambda: RankSpaceHMM(n_states=size, learning_rate=args.hmm_lr, **common)  # noqa: E731

@@ -97,9 +97,9 @@ def _text_workload(corpus, args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--input", choices=("conllu", "text"), default="conllu")
     parser.add_argument("--train-sentences", type=int, default=2000)
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--input", choices=("conllu", "text"), default="conllu")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--partitions-per-worker", type=int, default=4)
     args = parser.parse_args(argv)
