@@ -305,83 +305,73 @@ def check_same_scores(ours, theirs, scores_list, what):
             raise AssertionError(f"{what}: the reference disagrees with the kernel")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sentences", type=int, default=400, help="sentences per length for the kernels")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    rng = np.random.default_rng(args.seed)
-    load_start = os.getloadavg()
-    rows = []
-    batch_rows = []
-    ufal_note = "not installed"
+def length_rows(n, args, rng):
+    """The kernels against their references at sentence length ``n``; at n = 50 also the
+    batch entry point with 1 and 2 threads. Returns the rows of both tables."""
+    rows, batch_rows = [], []
+    count = args.sentences if n <= 50 else args.sentences // 2
+    sentences = [rng.normal(size=(n + 1, n + 1)) for _ in range(count)]
+    # the Python references get fewer sentences: their rate is what matters
+    few = sentences[: max(2, {10: 100, 25: 30, 50: 8, 100: 3}[n])]
+    very_few = sentences[: {10: 20, 25: 4, 50: 2, 100: 1}[n]]
+    ref_repeats = 3
+
+    def loop(function):
+        return lambda batch: [function(s) for s in batch]
+
+    ours = sentences_per_second(loop(eisner_argmax), sentences, args.repeats)
+    ref = sentences_per_second(loop(reference_eisner), few, ref_repeats)
+    check_same_scores(loop(eisner_argmax)(few), loop(reference_eisner)(few), few, "eisner")
+    rows.append(("Eisner argmax", n, ours, ref, "numpy reference"))
+
+    ours = sentences_per_second(loop(eisner_inside_outside), sentences, args.repeats)
+    ref = sentences_per_second(loop(reference_marginals), few, ref_repeats)
+    for s in few[:2]:
+        np.testing.assert_allclose(eisner_inside_outside(s)[0], reference_marginals(s)[0], atol=1e-9)
+    rows.append(("Eisner marginals", n, ours, ref, "numpy reference"))
+
+    kbest_sentences = sentences[: max(20, count // 4)]
+    ours = sentences_per_second(loop(lambda s: eisner_kbest_kernel(s, K)), kbest_sentences, args.repeats)
+    ref = sentences_per_second(loop(lambda s: reference_kbest(s, K)), very_few, 1)
+    for s in very_few:
+        expected = [value for _, value in reference_kbest(s, K)]
+        np.testing.assert_allclose(eisner_kbest_kernel(s, K)[1], expected, atol=1e-9)
+    rows.append((f"Eisner {K}-best", n, ours, ref, "Python reference"))
+
+    ours = sentences_per_second(loop(lambda s: chu_liu_edmonds_argmax(s, False)), sentences, args.repeats)
+    ref = sentences_per_second(loop(reference_chu_liu_edmonds), few, ref_repeats)
+    check_same_scores(
+        loop(lambda s: chu_liu_edmonds_argmax(s, False))(few), loop(reference_chu_liu_edmonds)(few), few, "CLE"
+    )
+    rows.append(("Chu-Liu-Edmonds, any root", n, ours, ref, "numpy reference"))
     if ufal_chu_liu_edmonds is not None:
-        from importlib.metadata import version
-
-        ufal_note = f"ufal.chu_liu_edmonds {version('ufal.chu_liu_edmonds')}"
-
-    for n in SIZES:
-        count = args.sentences if n <= 50 else args.sentences // 2
-        sentences = [rng.normal(size=(n + 1, n + 1)) for _ in range(count)]
-        # the Python references get fewer sentences: their rate is what matters
-        few = sentences[: max(2, {10: 100, 25: 30, 50: 8, 100: 3}[n])]
-        very_few = sentences[: {10: 20, 25: 4, 50: 2, 100: 1}[n]]
-        ref_repeats = 3
-
-        def loop(function):
-            return lambda batch: [function(s) for s in batch]
-
-        ours = sentences_per_second(loop(eisner_argmax), sentences, args.repeats)
-        ref = sentences_per_second(loop(reference_eisner), few, ref_repeats)
-        check_same_scores(loop(eisner_argmax)(few), loop(reference_eisner)(few), few, "eisner")
-        rows.append(("Eisner argmax", n, ours, ref, "numpy reference"))
-
-        ours = sentences_per_second(loop(eisner_inside_outside), sentences, args.repeats)
-        ref = sentences_per_second(loop(reference_marginals), few, ref_repeats)
-        for s in few[:2]:
-            np.testing.assert_allclose(eisner_inside_outside(s)[0], reference_marginals(s)[0], atol=1e-9)
-        rows.append(("Eisner marginals", n, ours, ref, "numpy reference"))
-
-        kbest_sentences = sentences[: max(20, count // 4)]
-        ours = sentences_per_second(loop(lambda s: eisner_kbest_kernel(s, K)), kbest_sentences, args.repeats)
-        ref = sentences_per_second(loop(lambda s: reference_kbest(s, K)), very_few, 1)
-        for s in very_few:
-            expected = [value for _, value in reference_kbest(s, K)]
-            np.testing.assert_allclose(eisner_kbest_kernel(s, K)[1], expected, atol=1e-9)
-        rows.append((f"Eisner {K}-best", n, ours, ref, "Python reference"))
-
-        ours = sentences_per_second(loop(lambda s: chu_liu_edmonds_argmax(s, False)), sentences, args.repeats)
-        ref = sentences_per_second(loop(reference_chu_liu_edmonds), few, ref_repeats)
+        # ufal reads score[m, h] (transposed) and returns heads with -1 for the root
+        transposed = [np.ascontiguousarray(s.T) for s in sentences]
+        ufal = sentences_per_second(loop(ufal_chu_liu_edmonds), transposed, args.repeats)
+        theirs = [np.array(ufal_chu_liu_edmonds(t)[0][1:]) for t in transposed[:50]]
         check_same_scores(
-            loop(lambda s: chu_liu_edmonds_argmax(s, False))(few), loop(reference_chu_liu_edmonds)(few), few, "CLE"
+            loop(lambda s: chu_liu_edmonds_argmax(s, False))(sentences[:50]), theirs, sentences[:50], "ufal"
         )
-        rows.append(("Chu-Liu-Edmonds, any root", n, ours, ref, "numpy reference"))
-        if ufal_chu_liu_edmonds is not None:
-            # ufal reads score[m, h] (transposed) and returns heads with -1 for the root
-            transposed = [np.ascontiguousarray(s.T) for s in sentences]
-            ufal = sentences_per_second(loop(ufal_chu_liu_edmonds), transposed, args.repeats)
-            theirs = [np.array(ufal_chu_liu_edmonds(t)[0][1:]) for t in transposed[:50]]
-            check_same_scores(
-                loop(lambda s: chu_liu_edmonds_argmax(s, False))(sentences[:50]), theirs, sentences[:50], "ufal"
-            )
-            rows.append(("Chu-Liu-Edmonds, any root", n, ours, ufal, "ufal C++"))
-        ours_single = sentences_per_second(loop(lambda s: chu_liu_edmonds_argmax(s, True)), sentences, args.repeats)
-        rows.append(("Chu-Liu-Edmonds, single root", n, ours_single, None, ""))
+        rows.append(("Chu-Liu-Edmonds, any root", n, ours, ufal, "ufal C++"))
+    ours_single = sentences_per_second(loop(lambda s: chu_liu_edmonds_argmax(s, True)), sentences, args.repeats)
+    rows.append(("Chu-Liu-Edmonds, single root", n, ours_single, None, ""))
 
-        if n == 50:
-            for algorithm in ("eisner", "chu_liu_edmonds"):
-                cells = []
-                for n_jobs in (1, 2):
-                    decode = lambda b, n_jobs=n_jobs: decode_batch(b, algorithm, n_jobs=n_jobs)  # noqa: E731
-                    cells.append(sentences_per_second(decode, sentences, args.repeats))
-                    cells.append(cores_used(decode, sentences))
-                batch_rows.append((
-                    algorithm, n, len(sentences), f"{cells[0]:,.0f}", f"{cells[1]:.2f}",
-                    f"{cells[2]:,.0f}", f"{cells[3]:.2f}", f"**{cells[2] / cells[0]:.2f}x**",
-                ))
-        print(f"n={n} done", flush=True)
+    if n == 50:
+        for algorithm in ("eisner", "chu_liu_edmonds"):
+            cells = []
+            for n_jobs in (1, 2):
+                decode = lambda b, n_jobs=n_jobs: decode_batch(b, algorithm, n_jobs=n_jobs)  # noqa: E731
+                cells.append(sentences_per_second(decode, sentences, args.repeats))
+                cells.append(cores_used(decode, sentences))
+            batch_rows.append((
+                algorithm, n, len(sentences), f"{cells[0]:,.0f}", f"{cells[1]:.2f}",
+                f"{cells[2]:,.0f}", f"{cells[3]:.2f}", f"**{cells[2] / cells[0]:.2f}x**",
+            ))
+    return rows, batch_rows
 
+
+def report(rows, batch_rows, args, load_start, ufal_note):
+    """The section's text: the headline ratios, how it was measured, both tables."""
     table = markdown_table(
         ["decoder", "n", "ours (sent/s)", "reference (sent/s)", "reference", "speed-up"],
         [
@@ -432,6 +422,30 @@ def main(argv=None):
             batch_table,
         ]
     )
+    return body
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=400, help="sentences per length for the kernels")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    load_start = os.getloadavg()
+    rows, batch_rows = [], []
+    ufal_note = "not installed"
+    if ufal_chu_liu_edmonds is not None:
+        from importlib.metadata import version
+
+        ufal_note = f"ufal.chu_liu_edmonds {version('ufal.chu_liu_edmonds')}"
+
+    for n in SIZES:
+        length, batch = length_rows(n, args, rng)
+        rows += length
+        batch_rows += batch
+        print(f"n={n} done", flush=True)
+    body = report(rows, batch_rows, args, load_start, ufal_note)
     write_section("decoders", "Tree decoders", body)
     print(body)
 

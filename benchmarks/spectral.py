@@ -473,123 +473,157 @@ def agreement_cells(row):
             f"{corr.mean():.3f} ± {corr.std():.3f}"]
 
 
-def render(cache):
+def synthetic_parts(c):
+    """Bars 2 and 3, and the start with the true span: the synthetic model's tables."""
+    parts = []
+    est = c["estimators"]
+    parts.append(
+        "### Bar 2: within-sentence discrimination on a known model laid on EWT's trees\n\n"
+        f"Words drawn from a random hidden-state model (k = {c['n_states']}, "
+        f"{c['vocabulary_size']:,} words) on the {c['n_train']:,} EWT training trees "
+        f"({c['n_train_tokens']:,} tokens); each estimator (`n_components` = k, defaults "
+        f"otherwise, random_state = each of the seeds {c['seeds']}) is fitted on them and "
+        f"compared with the true model on "
+        f"{c['n_pairs']:,} pairs (gold EWT dev tree, the same tree with one word "
+        "reattached): the share of pairs where the estimated log-probability difference "
+        "has the true one's sign (floored spectral estimates as `score_samples` floors "
+        "them; ties count as wrong), and the Pearson correlation of the differences. "
+        "Bar: >= 80% for the default estimator.\n\n"
+        + markdown_table(["estimator", "same sign as the true model (mean ± sd)", "per seed",
+                          "correlation of differences (mean ± sd)"],
+                         [[name if name == "spectral" else f"{name}, one EM run", *agreement_cells(r)]
+                          for name, r in est.items()]
+                         + ([[f"default: {c['default']['estimator']}, n_init={c['default']['n_init']}, "
+                              f"combine_runs={c['default']['combine_runs']!r}",
+                              *agreement_cells(c["default"])]] if "default" in c else []))
+        + "\n\nNon-positive spectral estimates on the dev gold trees by sentence length "
+        f"(all lengths: {100 * est['spectral']['nonpositive_dev']:.1f}%):\n\n"
+        + markdown_table(["length", "trees", "non-positive"],
+                         [[f"{lo}-{hi}" if hi < 10**6 else f">= {lo}", n, f"{100 * share:.1f}%"]
+                          for lo, hi, n, share in est["spectral"]["nonpositive_by_length"]]))
+    target_rows = []
+    for seed in c["seeds"]:
+        em = next(r for r in c["runs"] if r["estimator"] == "em" and r["seed"] == seed)
+        both = next(r for r in c["runs"] if r["estimator"] == "spectral+em" and r["seed"] == seed)
+        target = em["validation_curve"][-1]
+        reached = next((i + 1 for i, v in enumerate(both["validation_curve"]) if v >= target), None)
+        # time to the target: the fit's time per iteration, the spectral step included once
+        spectral = next(r for r in c["runs"] if r["estimator"] == "spectral" and r["seed"] == seed)
+        per_iter = (both["fit_seconds"] - spectral["fit_seconds"]) / both["n_iter"]
+        both_time = None if reached is None else spectral["fit_seconds"] + reached * per_iter
+        target_rows.append([seed, f"{target:.4f}", em["n_iter"], f"{em['fit_seconds']:.0f}",
+                            "not reached" if reached is None else reached,
+                            "-" if both_time is None else f"{both_time:.0f}",
+                            f"{both['validation_curve'][-1]:.4f}", both["n_iter"],
+                            f"{both['fit_seconds']:.0f}"])
+    parts.append(
+        "### Bar 3: spectral start against a random start for EM (same synthetic data)\n\n"
+        f"Held-out (dev) log-likelihood per token; the true model's: "
+        f"{c['true_dev_log_likelihood']:.4f}. \"em\" runs to convergence "
+        f"(`tol=1e-4`, at most {c['max_iter']} iterations); the target is its final held-out "
+        "value, and \"spectral+em\" is timed to the first iteration that reaches it (its "
+        "time = the spectral step + that many iterations at its mean time per iteration). "
+        "Seeds are the scorers' `random_state` (EM start, randomized SVD).\n\n"
+        + f"Times in {_clock(c)}.\n\n"
+        + markdown_table(["seed", "em final (target)", "em iterations", "em s",
+                          "spectral+em iterations to target", "spectral+em s to target",
+                          "spectral+em final", "spectral+em iterations", "spectral+em s"],
+                         target_rows))
+    if "true_span" in c:
+        t = c["true_span"]
+        parts.append(
+            "### The spectral start with the embedding the counts give and with the true span\n\n"
+            f"Same data, seed {t['seed']}: the emissions read off the operators (the "
+            "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
+            "basis of the true O in its place (moments counted on the same trees); the cosine "
+            "of each true emission column with its matched estimate, and EM from each start "
+            "(held-out log-likelihood per token after the first and the last iteration).\n\n"
+            + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
+                              "after iteration 1", "final", "iterations"],
+                             [[r["embedding"], f"{100 * r['missed']:.0f}%",
+                               f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
+                               f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
+    return parts
+
+
+def span_parts(c):
+    """How much of the emissions' span the embedding captures."""
+    parts = []
+    parts.append(
+        "### Span of the emissions captured by the embedding\n\n"
+        f"Same synthetic model (k = {c['n_states']}, {c['vocabulary_size']:,} words) on the "
+        "first N EWT training trees; share of the norm of O (rows of the words kept, "
+        "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
+        + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
+                         [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
+                          for r in c["rows"]])
+        + ("" if "spectra" not in c else
+           "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
+           "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
+           "same frequencies, no dependence between words); the population matrix has rank "
+           f"k = {c['n_states']}:\n\n"
+           + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
+                            [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
+                              ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
+                             for r in c["spectra"]])))
+    return parts
+
+
+def ewt_fit_parts(e):
+    """Bar 4: fitting on all EWT training trees."""
+    parts = []
+    rows = []
+    for r in e["runs"]:
+        rows.append([r["estimator"], r["seed"], f"{r['fit_seconds']:.1f}",
+                     r.get("n_iter", "-"), str(r.get("rank", "-")),
+                     f"{100 * r['nonpositive_train']:.1f}%" if "nonpositive_train" in r else "-",
+                     f"{r['dev_log_likelihood']:.4f}", f"{100 * r['nonpositive_dev']:.1f}%"])
+    parts.append(
+        f"### Bar 4: fitting on all {e['n_train']:,} EWT training trees (form field, k = "
+        f"{e['n_components']})\n\n"
+        + f"Times in {_clock(e)}.\n\n"
+        + markdown_table(["estimator", "seed", "fit s", "EM iterations", "rank kept (L, R)",
+                          "non-positive (train)", "dev log-lik per token",
+                          "non-positive or floored (dev)"], rows))
+    return parts
+
+
+def speed_parts(s):
+    """The speed of scoring."""
+    parts = []
+    parts.append(
+        # runs stored before the shared timing helper took the best of the repeats
+        f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
+        f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
+        f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
+        f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
+        f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
+        f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
+    return parts
+
+
+def diagnose_parts(d):
+    """Each estimator alone as a reranker."""
+    parts = []
+    parts.append(
+        "### Each estimator alone as a reranker\n\n"
+        f"Fitted on all {d['n_train']:,} training trees ({d['scorer']}), applied to the "
+        f"{d['n_best']}-best test lists of the gamma={d['parser_gamma']:g} parser. Test UAS (no "
+        f"punctuation) of the parser's best candidate: {100 * d['first_uas']:.2f}; of a "
+        f"candidate drawn uniformly from each list (expected): {100 * d['uniform_uas']:.2f}.\n\n"
+        + markdown_table(
+            ["estimator", "UAS of the candidate with the highest log p",
+             "candidates scored above the gold tree", "floored candidates"],
+            [[r["estimator"], f"{100 * r['argmax_log_p_uas']:.2f}", f"{100 * r['above_gold']:.1f}%",
+              f"{100 * r['floored']:.1f}%"] for r in d["rows"]]))
+    return parts
+
+
+def rerank_parts(cache):
+    """The rerank runs: those on the strongest lists in full, the earlier ones in a sentence."""
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parts = []
-    if "synthetic" in cache:
-        c = cache["synthetic"]
-        est = c["estimators"]
-        parts.append(
-            "### Bar 2: within-sentence discrimination on a known model laid on EWT's trees\n\n"
-            f"Words drawn from a random hidden-state model (k = {c['n_states']}, "
-            f"{c['vocabulary_size']:,} words) on the {c['n_train']:,} EWT training trees "
-            f"({c['n_train_tokens']:,} tokens); each estimator (`n_components` = k, defaults "
-            f"otherwise, random_state = each of the seeds {c['seeds']}) is fitted on them and "
-            f"compared with the true model on "
-            f"{c['n_pairs']:,} pairs (gold EWT dev tree, the same tree with one word "
-            "reattached): the share of pairs where the estimated log-probability difference "
-            "has the true one's sign (floored spectral estimates as `score_samples` floors "
-            "them; ties count as wrong), and the Pearson correlation of the differences. "
-            "Bar: >= 80% for the default estimator.\n\n"
-            + markdown_table(["estimator", "same sign as the true model (mean ± sd)", "per seed",
-                              "correlation of differences (mean ± sd)"],
-                             [[name if name == "spectral" else f"{name}, one EM run", *agreement_cells(r)]
-                              for name, r in est.items()]
-                             + ([[f"default: {c['default']['estimator']}, n_init={c['default']['n_init']}, "
-                                  f"combine_runs={c['default']['combine_runs']!r}",
-                                  *agreement_cells(c["default"])]] if "default" in c else []))
-            + "\n\nNon-positive spectral estimates on the dev gold trees by sentence length "
-            f"(all lengths: {100 * est['spectral']['nonpositive_dev']:.1f}%):\n\n"
-            + markdown_table(["length", "trees", "non-positive"],
-                             [[f"{lo}-{hi}" if hi < 10**6 else f">= {lo}", n, f"{100 * share:.1f}%"]
-                              for lo, hi, n, share in est["spectral"]["nonpositive_by_length"]]))
-        target_rows = []
-        for seed in c["seeds"]:
-            em = next(r for r in c["runs"] if r["estimator"] == "em" and r["seed"] == seed)
-            both = next(r for r in c["runs"] if r["estimator"] == "spectral+em" and r["seed"] == seed)
-            target = em["validation_curve"][-1]
-            reached = next((i + 1 for i, v in enumerate(both["validation_curve"]) if v >= target), None)
-            # time to the target: the fit's time per iteration, the spectral step included once
-            spectral = next(r for r in c["runs"] if r["estimator"] == "spectral" and r["seed"] == seed)
-            per_iter = (both["fit_seconds"] - spectral["fit_seconds"]) / both["n_iter"]
-            both_time = None if reached is None else spectral["fit_seconds"] + reached * per_iter
-            target_rows.append([seed, f"{target:.4f}", em["n_iter"], f"{em['fit_seconds']:.0f}",
-                                "not reached" if reached is None else reached,
-                                "-" if both_time is None else f"{both_time:.0f}",
-                                f"{both['validation_curve'][-1]:.4f}", both["n_iter"],
-                                f"{both['fit_seconds']:.0f}"])
-        parts.append(
-            "### Bar 3: spectral start against a random start for EM (same synthetic data)\n\n"
-            f"Held-out (dev) log-likelihood per token; the true model's: "
-            f"{c['true_dev_log_likelihood']:.4f}. \"em\" runs to convergence "
-            f"(`tol=1e-4`, at most {c['max_iter']} iterations); the target is its final held-out "
-            "value, and \"spectral+em\" is timed to the first iteration that reaches it (its "
-            "time = the spectral step + that many iterations at its mean time per iteration). "
-            "Seeds are the scorers' `random_state` (EM start, randomized SVD).\n\n"
-            + f"Times in {_clock(c)}.\n\n"
-            + markdown_table(["seed", "em final (target)", "em iterations", "em s",
-                              "spectral+em iterations to target", "spectral+em s to target",
-                              "spectral+em final", "spectral+em iterations", "spectral+em s"],
-                             target_rows))
-        if "true_span" in c:
-            t = c["true_span"]
-            parts.append(
-                "### The spectral start with the embedding the counts give and with the true span\n\n"
-                f"Same data, seed {t['seed']}: the emissions read off the operators (the "
-                "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
-                "basis of the true O in its place (moments counted on the same trees); the cosine "
-                "of each true emission column with its matched estimate, and EM from each start "
-                "(held-out log-likelihood per token after the first and the last iteration).\n\n"
-                + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
-                                  "after iteration 1", "final", "iterations"],
-                                 [[r["embedding"], f"{100 * r['missed']:.0f}%",
-                                   f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
-                                   f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
-    if "span" in cache:
-        c = cache["span"]
-        parts.append(
-            "### Span of the emissions captured by the embedding\n\n"
-            f"Same synthetic model (k = {c['n_states']}, {c['vocabulary_size']:,} words) on the "
-            "first N EWT training trees; share of the norm of O (rows of the words kept, "
-            "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
-            + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
-                             [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
-                              for r in c["rows"]])
-            + ("" if "spectra" not in c else
-               "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
-               "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
-               "same frequencies, no dependence between words); the population matrix has rank "
-               f"k = {c['n_states']}:\n\n"
-               + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
-                                [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
-                                  ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
-                                 for r in c["spectra"]])))
-    if "ewt_fit" in cache:
-        e = cache["ewt_fit"]
-        rows = []
-        for r in e["runs"]:
-            rows.append([r["estimator"], r["seed"], f"{r['fit_seconds']:.1f}",
-                         r.get("n_iter", "-"), str(r.get("rank", "-")),
-                         f"{100 * r['nonpositive_train']:.1f}%" if "nonpositive_train" in r else "-",
-                         f"{r['dev_log_likelihood']:.4f}", f"{100 * r['nonpositive_dev']:.1f}%"])
-        parts.append(
-            f"### Bar 4: fitting on all {e['n_train']:,} EWT training trees (form field, k = "
-            f"{e['n_components']})\n\n"
-            + f"Times in {_clock(e)}.\n\n"
-            + markdown_table(["estimator", "seed", "fit s", "EM iterations", "rank kept (L, R)",
-                              "non-positive (train)", "dev log-lik per token",
-                              "non-positive or floored (dev)"], rows))
-    if "speed" in cache:
-        s = cache["speed"]
-        parts.append(
-            # runs stored before the shared timing helper took the best of the repeats
-            f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
-            f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
-            f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
-            f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
-            f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
-            f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
     reranks = {k: cache[k] for k in sorted(cache) if k.startswith("rerank")}
     strongest = max((r["parser_epochs"] for r in reranks.values()), default=None)
     # runs on the strongest lists in full, the scorer's default k first
@@ -607,19 +641,18 @@ def render(cache):
             + f"): gain {100 * (np.mean(r['spectral_uas']) - np.mean(r['baseline_uas'])):+.2f} on the "
             f"mean of {len(r['seeds'])} seeds, 95% CI [{100 * r['gain_ci'][0]:+.2f}, "
             f"{100 * r['gain_ci'][1]:+.2f}]." for r in weaker))
+    return parts
+
+
+def render(cache):
+    parts = []
+    for name, part in (("synthetic", synthetic_parts), ("span", span_parts), ("ewt_fit", ewt_fit_parts),
+                       ("speed", speed_parts)):
+        if name in cache:
+            parts += part(cache[name])
+    parts += rerank_parts(cache)
     if "diagnose" in cache:
-        d = cache["diagnose"]
-        parts.append(
-            "### Each estimator alone as a reranker\n\n"
-            f"Fitted on all {d['n_train']:,} training trees ({d['scorer']}), applied to the "
-            f"{d['n_best']}-best test lists of the gamma={d['parser_gamma']:g} parser. Test UAS (no "
-            f"punctuation) of the parser's best candidate: {100 * d['first_uas']:.2f}; of a "
-            f"candidate drawn uniformly from each list (expected): {100 * d['uniform_uas']:.2f}.\n\n"
-            + markdown_table(
-                ["estimator", "UAS of the candidate with the highest log p",
-                 "candidates scored above the gold tree", "floored candidates"],
-                [[r["estimator"], f"{100 * r['argmax_log_p_uas']:.2f}", f"{100 * r['above_gold']:.1f}%",
-                  f"{100 * r['floored']:.1f}%"] for r in d["rows"]]))
+        parts += diagnose_parts(cache["diagnose"])
     if "synthetic" in cache and "ewt_fit" in cache:
         parts.append(diagnosis(cache))
     return "\n\n".join(parts)
