@@ -13,6 +13,7 @@ Timings are medians of repeated runs after a warm-up; the machine is shared,
 so the load average is recorded with them.
 """
 
+import argparse
 import os
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -151,10 +152,9 @@ def fmt(seconds):
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def main(argv=None):
-    load = os.getloadavg()[0]
-    rng = np.random.default_rng(0)
-    batch, n = 16, 20
+def setting_rows(rng, batch, n):
+    """Ours against numpy and the reference at each setting of REFERENCE_MS, forward and
+    forward+backward, the two checked equal first."""
     rows = []
     for (nt, pt, rank), (ref_fwd, ref_fb) in REFERENCE_MS.items():
         factors = random_factors(rng, nt, pt, rank)
@@ -183,9 +183,12 @@ def main(argv=None):
             )
         )
         print(rows[-1], flush=True)
+    return rows
 
+
+def symbol_rows(rng, batch, n, rank):
+    """Rank space against TD-PCFG as the number of symbols grows, at one rank."""
     m_rows = []
-    rank = 100
     for nt in (30, 250, 1000):
         pt = 2 * nt
         factors = random_factors(rng, nt, pt, rank)
@@ -214,6 +217,16 @@ def main(argv=None):
             (nt + pt, f"{nt}/{pt}", fmt(t[0]), fmt(t[1]), f"{t[1] / t[0]:.1f}x", fmt(t[2]), fmt(t[3]), f"{t[3] / t[2]:.1f}x")
         )
         print(m_rows[-1], flush=True)
+    return m_rows
+
+
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args(argv)
+    load = os.getloadavg()[0]
+    rng = np.random.default_rng(0)
+    batch, n, rank = 16, 20, 100
+    rows = setting_rows(rng, batch, n)
+    m_rows = symbol_rows(rng, batch, n, rank)
 
     body = (
         f"float32, one thread (NUMBA_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1), batch {batch} sentences of "
