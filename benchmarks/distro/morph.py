@@ -102,7 +102,8 @@ def pruning_cost(args, X, y, X_dev, y_dev, rare):
             f"among its candidates ({mean:.1f} candidates per token on average).\n\n{table}\n")
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--treebank", default="UD_Basque_r1.4")
     parser.add_argument("--k", type=int, default=20, help="tag dictionary minimum word count")
@@ -133,7 +134,11 @@ def main(argv=None):
     parser.add_argument("--section", default=None)
     parser.add_argument("--note", default="",
                         help="paragraph written above the table (how the grids were chosen)")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     load_start = os.getloadavg()[0]
     X, y = morph_tagged(args.treebank, "train")

@@ -35,7 +35,8 @@ def label_accuracy(X, gold, predicted):
     return correct / total
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("labeller", "lowrank", "easyfirst"), required=True)
     ap.add_argument("--treebank", default="en_ewt")
@@ -43,7 +44,11 @@ def main(argv=None):
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="random_state values")
     ap.add_argument("--save-trees", help="npz file for the first seed's predicted heads of each split")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
 
     from sklearn_structured.metrics import attachment_score

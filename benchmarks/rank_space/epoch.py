@@ -70,7 +70,8 @@ def fit_seconds(estimator, sentences):
     return time.perf_counter() - tic
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["hmm", "pcfg"], required=True)
     parser.add_argument("--sizes", type=int, nargs="+", required=True,
@@ -84,7 +85,11 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
 
     full = load_ptb_lm("train")

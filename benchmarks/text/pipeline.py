@@ -103,7 +103,8 @@ def cli(*args, stdout=None):
     return wall, cpu, done.stdout
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("lowrank", "easyfirst"), default="lowrank")
     ap.add_argument("--treebank", default="en_ewt")
@@ -121,7 +122,11 @@ def main(argv=None):
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
                     "scorer and the library's aligned evaluation, from gold tokens and, from the "
                     "test file's raw text, end to end")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
 
     work = Path(args.work)

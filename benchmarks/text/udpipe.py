@@ -223,7 +223,8 @@ def raw_text_section(udpipe, args, models, gold, work):
     print(body)
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--work", required=True, help="folder for the model and the tagged files")
@@ -245,6 +246,11 @@ def main(argv=None):
         ap.error("--part applies to --raw-text only")
     if args.raw_text and not args.part and not args.conll18:
         ap.error("--raw-text needs --conll18: only the CoNLL 2018 scorer aligns tokenisations")
+    return args
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     try:
         import ufal.udpipe as udpipe
