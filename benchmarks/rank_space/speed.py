@@ -5,7 +5,7 @@
    same recursion in plain numpy (vectorised over the spans of one width),
    forward (log Z) and forward + backward (gradients w.r.t. root, U, V, W and
    the emissions). Both include the per-batch O(m r^2) precomputation. The
-   reference PyTorch timings from the issue are printed beside them.
+   authors' PyTorch timings (REFERENCE_MS, quoted) are printed beside them.
 2. Time against the number of symbols m = NT + PT in {90, 750, 3000} at fixed
    rank: rank-space inside (flat in m) against the TD-PCFG inside (linear in m).
 
@@ -36,6 +36,7 @@ from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kern
 
 from benchmarks.base import markdown_table, timed, write_section  # noqa: E402
 
+# the authors' PyTorch code, one thread, wall milliseconds (forward, forward+backward), quoted
 REFERENCE_MS = {(30, 60, 100): (16, 74), (1000, 2000, 500): (355, 1400)}
 N_WORDS = 2000
 
@@ -237,7 +238,7 @@ def main(argv=None):
         "before timing). Cells give CPU time of the single thread, then wall-clock time in brackets: with "
         f"a load average of {load:.1f} at start on a 2-core machine shared by 8 engineers the wall clock "
         "mostly measures waiting for a core. Reference = the authors' PyTorch code, one thread, wall "
-        "clock on this kind of machine at load 7-8, as quoted in the issue; ratios to numpy are measured "
+        "clock on this kind of machine at load 7-8, as quoted with the task; ratios to numpy are measured "
         "in the same run.\n\n"
         + markdown_table(
             ["NT/PT, rank", "ours fwd", "numpy fwd", "speed-up", "reference fwd",
