@@ -309,89 +309,94 @@ def pos(quick, exact, done, skip=()):
     for name, field, title, seeds, grid in treebanks:
         if title.startswith(tuple(skip)):
             continue
-        X, y = tagged(name, "train", field)
-        X_dev, y_dev = tagged(name, "dev", field)
-        X_test, y_test = tagged(name, "test", field)
-        if quick:
-            X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
-            X_test, y_test = X_test[:100], y_test[:100]
-            grid = {k: v[-2:] for k, v in grid.items()}
-        n_tags = len({t for s in y for t in s})
-        n_test_tokens = sum(map(len, X_test))
-        score = lambda m, X_, y_: token_accuracy(y_, m.predict(X_))  # noqa: E731
-
-        def make_onehot(seed, **p):
-            return DistroSequenceSVM(label_vectors="onehot", nuclear_penalty=0.0, random_state=seed, **p)
-
-        # the paper's d = 20 for English; Basque UPOS has fewer tags, so full rank from the identity
-        main_d = 20 if n_tags > 20 else None
-        main_name = f"DISTRO d={main_d}" if main_d else f"DISTRO full rank (d={n_tags})"
-        init = "random" if main_d else "onehot"
-        log(f"{name}: tuning the one-hot baseline on dev")
-        onehot_params = select(lambda **p: make_onehot(0, **p), {"alpha": grid["alpha"]},
-                               X, y, X_dev, y_dev, score)
-        log(f"{name}: tuning {main_name} on dev")
-        distro_params = select(
-            lambda **p: DistroSequenceSVM(n_components=main_d, init=init, random_state=0, **p),
-            grid, X, y, X_dev, y_dev, score)
-        evaluate = lambda make: run_seeds(  # noqa: E731
-            make, seeds, X, y, X_test, lambda m, X_: token_accuracy(y_test, m.predict(X_)),
-            n_test_tokens)
-        systems = [
-            ("structural SVM (one-hot)", str(n_tags), lambda s: make_onehot(s, **onehot_params),
-             onehot_params),
-            (main_name, str(main_d or n_tags),
-             lambda s: DistroSequenceSVM(n_components=main_d, init=init, random_state=s, **distro_params),
-             {**distro_params, "init": init}),
-        ]
-        if not main_d:
-            systems.append(("DISTRO d=5", "5", lambda s: DistroSequenceSVM(
-                n_components=5, random_state=s, **distro_params), {**distro_params, "init": "random"}))
-        rows, results = [], {}
-        for system, d, make, params in systems:
-            log(f"{name} {system}")
-            results[system] = evaluate(make)
-            rows.append(row(system, d, params, results[system], seeds))
-        at_distro_alpha = equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds,
-                                           evaluate, rows, str(n_tags))
-        exact_here = exact and (quick or not main_d)
-        if exact_here:
-            rows.append(token_svm(name, results["structural SVM (one-hot)"]["model"], X, y, X_test,
-                                  y_test, onehot_params["alpha"]))
-        if have_crfsuite and not main_d:
-            log(f"{name} CRF")
-            crf = CRFSuiteTagger()
-            fit_seconds = timed(lambda: crf.fit(X, y)).cpu
-            prediction, _, seconds = timed(lambda: crf.predict(X_test))
-            rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
-                         f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
-                         f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
-        base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
-        gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
-                 if k.startswith("DISTRO")}
-        equal = "" if at_distro_alpha is None else (
-            f" At DISTRO's alpha ({distro_params['alpha']:g}) {main_name} minus one-hot: "
-            f"{100 * (np.mean(results[main_name]['accuracy']) - np.mean(at_distro_alpha['accuracy'])):+.2f}.")
-        done(
-            f"### {title}\n\n{len(X)} training sentences, {n_tags} tags, {n_test_tokens} test tokens; "
-            f"n_rounds=5, n_epochs=5. Grid, fitted on train and chosen on dev, seed 0: one-hot "
-            f"{fmt_grid({'alpha': grid['alpha']})}; {main_name} (init={init}) {fmt_grid(grid)}"
-            + (" (restricted, and no d=5 or CRF rows: an EWT fit takes a minute of CPU or more "
-               "and the machine was shared)" if main_d else "; d=5 reuses DISTRO's choice with random init")
-            + ("" if exact_here else f"; {EXACT_POS_REASON}")
-            + f". Test: seeds {list(seeds)}. The "
-            f"objective is that of the chain (alpha/2 (‖W‖² + ‖b‖² + ‖T‖²) + λ2 ‖A‖* "
-            f"+ mean sentence hinge loss with Hamming cost); the exact row is the "
-            f"token-level SVM (no transitions) at C = 1/(alpha N), N = training sentences, which "
-            f"minimises the same objective with T fixed at 0 and predicts each token on its own.\n\n"
-            f"{markdown_table(HEADER, rows)}\n\n"
-            + "; ".join(f"{k} minus one-hot baseline (each at its own alpha): {v:+.2f} points"
-                        for k, v in gains.items())
-            + f".{equal} The paper: +0.5 (English PTB, d=20), +0.9 (Basque CoNLL-2007 fine tags, "
-            f"rank 58).\n"
-        )
+        done(pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite))
     if not have_crfsuite:
         done("sklearn-crfsuite is not installed; its reference row is missing.\n")
+
+
+def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
+    """One treebank's POS part: tune on dev, then every system over the seeds on test."""
+    X, y = tagged(name, "train", field)
+    X_dev, y_dev = tagged(name, "dev", field)
+    X_test, y_test = tagged(name, "test", field)
+    if quick:
+        X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
+        X_test, y_test = X_test[:100], y_test[:100]
+        grid = {k: v[-2:] for k, v in grid.items()}
+    n_tags = len({t for s in y for t in s})
+    n_test_tokens = sum(map(len, X_test))
+    score = lambda m, X_, y_: token_accuracy(y_, m.predict(X_))  # noqa: E731
+
+    def make_onehot(seed, **p):
+        return DistroSequenceSVM(label_vectors="onehot", nuclear_penalty=0.0, random_state=seed, **p)
+
+    # the paper's d = 20 for English; Basque UPOS has fewer tags, so full rank from the identity
+    main_d = 20 if n_tags > 20 else None
+    main_name = f"DISTRO d={main_d}" if main_d else f"DISTRO full rank (d={n_tags})"
+    init = "random" if main_d else "onehot"
+    log(f"{name}: tuning the one-hot baseline on dev")
+    onehot_params = select(lambda **p: make_onehot(0, **p), {"alpha": grid["alpha"]},
+                           X, y, X_dev, y_dev, score)
+    log(f"{name}: tuning {main_name} on dev")
+    distro_params = select(
+        lambda **p: DistroSequenceSVM(n_components=main_d, init=init, random_state=0, **p),
+        grid, X, y, X_dev, y_dev, score)
+    evaluate = lambda make: run_seeds(  # noqa: E731
+        make, seeds, X, y, X_test, lambda m, X_: token_accuracy(y_test, m.predict(X_)),
+        n_test_tokens)
+    systems = [
+        ("structural SVM (one-hot)", str(n_tags), lambda s: make_onehot(s, **onehot_params),
+         onehot_params),
+        (main_name, str(main_d or n_tags),
+         lambda s: DistroSequenceSVM(n_components=main_d, init=init, random_state=s, **distro_params),
+         {**distro_params, "init": init}),
+    ]
+    if not main_d:
+        systems.append(("DISTRO d=5", "5", lambda s: DistroSequenceSVM(
+            n_components=5, random_state=s, **distro_params), {**distro_params, "init": "random"}))
+    rows, results = [], {}
+    for system, d, make, params in systems:
+        log(f"{name} {system}")
+        results[system] = evaluate(make)
+        rows.append(row(system, d, params, results[system], seeds))
+    at_distro_alpha = equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds,
+                                       evaluate, rows, str(n_tags))
+    exact_here = exact and (quick or not main_d)
+    if exact_here:
+        rows.append(token_svm(name, results["structural SVM (one-hot)"]["model"], X, y, X_test,
+                              y_test, onehot_params["alpha"]))
+    if have_crfsuite and not main_d:
+        log(f"{name} CRF")
+        crf = CRFSuiteTagger()
+        fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+        prediction, _, seconds = timed(lambda: crf.predict(X_test))
+        rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
+                     f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
+                     f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
+    base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
+    gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
+             if k.startswith("DISTRO")}
+    equal = "" if at_distro_alpha is None else (
+        f" At DISTRO's alpha ({distro_params['alpha']:g}) {main_name} minus one-hot: "
+        f"{100 * (np.mean(results[main_name]['accuracy']) - np.mean(at_distro_alpha['accuracy'])):+.2f}.")
+    return (
+        f"### {title}\n\n{len(X)} training sentences, {n_tags} tags, {n_test_tokens} test tokens; "
+        f"n_rounds=5, n_epochs=5. Grid, fitted on train and chosen on dev, seed 0: one-hot "
+        f"{fmt_grid({'alpha': grid['alpha']})}; {main_name} (init={init}) {fmt_grid(grid)}"
+        + (" (restricted, and no d=5 or CRF rows: an EWT fit takes a minute of CPU or more "
+           "and the machine was shared)" if main_d else "; d=5 reuses DISTRO's choice with random init")
+        + ("" if exact_here else f"; {EXACT_POS_REASON}")
+        + f". Test: seeds {list(seeds)}. The "
+        f"objective is that of the chain (alpha/2 (‖W‖² + ‖b‖² + ‖T‖²) + λ2 ‖A‖* "
+        f"+ mean sentence hinge loss with Hamming cost); the exact row is the "
+        f"token-level SVM (no transitions) at C = 1/(alpha N), N = training sentences, which "
+        f"minimises the same objective with T fixed at 0 and predicts each token on its own.\n\n"
+        f"{markdown_table(HEADER, rows)}\n\n"
+        + "; ".join(f"{k} minus one-hot baseline (each at its own alpha): {v:+.2f} points"
+                    for k, v in gains.items())
+        + f".{equal} The paper: +0.5 (English PTB, d=20), +0.9 (Basque CoNLL-2007 fine tags, "
+        f"rank 58).\n"
+    )
 
 
 SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vectors"),
