@@ -348,7 +348,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
                    oracle_uas=oracle_correct / oracle_total, clock="cpu")
 
     def reranked(scorers, seed, X_fit, y_fit, lists_fit, X_eval, lists_eval):
-        reranker = NBestReranker(_ListsOnly(), scorers=scorers, n_best=n_best, cv="prefit",
+        reranker = NBestReranker(parser=_ListsOnly(), scorers=scorers, n_best=n_best, cv="prefit",
                                  n_epochs=perceptron_epochs, random_state=seed)
         return reranker.fit(X_fit, y_fit, train_nbest=lists_fit).predict(X_eval, nbest=lists_eval)
 

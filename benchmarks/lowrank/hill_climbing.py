@@ -56,15 +56,15 @@ def main(argv=None):
     print(f"{len(X_dev)} dev sentences, {tokens_total} words, sigma={args.sigma}, "
           f"gamma={parser.gamma}")
     print(f"MST: {len(arcs) / mst_seconds:,.0f} sentences/s (CPU), UAS {100 * mst_uas:.2f}")
-    hill_climbing_decode(arcs[0], scorers[0], ClimbSettings(2, 1.0, True, 0))  # compile
+    hill_climbing_decode(arcs[0], scorers[0], ClimbSettings(patience=2, margin=1.0, single_root=True, seed=0))  # compile
     print(f"| patience | margin | sentences/s (CPU) | UAS | share reaching patience "
           f"{args.reference}'s score |")
     print("|---|---|---|---|---|")
     for margin in args.margin:
-        reference = [hill_climbing_decode(a, sc, ClimbSettings(args.reference, margin, True, 1))[1]
+        reference = [hill_climbing_decode(a, sc, ClimbSettings(patience=args.reference, margin=margin, single_root=True, seed=1))[1]
                      for a, sc in zip(arcs, scorers)]
         for patience in args.patience:
-            settings = ClimbSettings(patience, margin, True, 0)
+            settings = ClimbSettings(patience=patience, margin=margin, single_root=True, seed=0)
             results, _, seconds = timed(
                 lambda: [hill_climbing_decode(a, sc, settings) for a, sc in zip(arcs, scorers)])
             uas = np.mean(np.concatenate([r[0] for r in results]) == gold)

@@ -79,10 +79,10 @@ def _conllu_workload(corpus, args):
 def _text_workload(corpus, args):
     """(items, model, shard function, in-process reference call) of raw-text paragraphs."""
     model = TextPipeline(
-        Tokenizer(random_state=0),
-        make_parsing_pipeline("lowrank", targets=("upos",), n_folds=2, random_state=0,
-                              tagger_params={"n_epochs": args.epochs},
-                              parser_params={"n_epochs": args.epochs}))
+        tokenizer=Tokenizer(random_state=0),
+        annotator=make_parsing_pipeline("lowrank", targets=("upos",), n_folds=2, random_state=0,
+                                        tagger_params={"n_epochs": args.epochs},
+                                        parser_params={"n_epochs": args.epochs}))
     model.fit([corpus[:args.train_sentences]])
     text = segmented_text(corpus).text
     paragraphs = [p for p in PARAGRAPH_BREAK.split(text) if p.strip()]
