@@ -303,49 +303,62 @@ def ewt_fit(n_components, seeds):
     return dict(n_train=len(X), n_components=n_components, runs=runs, clock="cpu")
 
 
-def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs, seeds, train_limit,
-           lists_path, selection_estimators, selection_seeds, n_bootstrap=2000):
+def nbest_lists(X, y, X_test, parser_epochs, parser_gamma, n_best, lists_path):
+    """The n-best lists of the training sentences (cross-fitted, 3 folds) and of the test
+    sentences, from ``lists_path`` when an earlier run made them with the same settings
+    (parsing is the costly part); and whether they were reused."""
     import pickle
 
     from sklearn_structured.lowrank import LowRankTensorParser
-    from sklearn_structured.metrics import attachment_score, is_punctuation
-    from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer, cross_val_nbest
+    from sklearn_structured.spectral import cross_val_nbest
 
-    X, y = load_treebank("en_ewt", "train")
-    X_test, y_test = load_treebank("en_ewt", "test")
-    if train_limit:
-        X, y = X[:train_limit], y[:train_limit]
     settings = (len(X), parser_epochs, parser_gamma, n_best)
-    reused = lists_path.exists() and pickle.loads(lists_path.read_bytes())["settings"] == settings
-    if reused:
-        # n-best lists of an earlier run with the same settings (parsing is the costly part)
-        stored = pickle.loads(lists_path.read_bytes())
-    else:
-        parser = LowRankTensorParser(n_epochs=parser_epochs, gamma=parser_gamma, decoder="eisner",
-                                     random_state=0)
-        tic = time.process_time()
-        # the training lists, cross-fitted once (3 folds) and shared by both rerankers
-        train_nbest = cross_val_nbest(parser, X, y, n_best=n_best, cv=3, random_state=0, verbose=1)
-        final = parser.fit(X, y)
-        stored = dict(settings=settings, train_nbest=train_nbest,
-                      test_nbest=final.predict_nbest(X_test, n_best),
-                      parse_seconds=time.process_time() - tic)
-        lists_path.write_bytes(pickle.dumps(stored))
-    train_nbest, test_nbest = stored["train_nbest"], stored["test_nbest"]
-    parse_seconds = stored["parse_seconds"]
-    base_uas = attachment_score(y_test, [lst[0][0] for lst in test_nbest], X=X_test)
-    oracle_correct = oracle_total = 0
+    if lists_path.exists() and pickle.loads(lists_path.read_bytes())["settings"] == settings:
+        return pickle.loads(lists_path.read_bytes()), True
+    parser = LowRankTensorParser(n_epochs=parser_epochs, gamma=parser_gamma, decoder="eisner",
+                                 random_state=0)
+    tic = time.process_time()
+    # the training lists, cross-fitted once and shared by both rerankers
+    train_nbest = cross_val_nbest(parser, X, y, n_best=n_best, cv=3, random_state=0, verbose=1)
+    final = parser.fit(X, y)
+    stored = dict(settings=settings, train_nbest=train_nbest,
+                  test_nbest=final.predict_nbest(X_test, n_best),
+                  parse_seconds=time.process_time() - tic)
+    lists_path.write_bytes(pickle.dumps(stored))
+    return stored, False
+
+
+def oracle_uas(X_test, y_test, test_nbest):
+    """UAS (no punctuation) of the best candidate of every list."""
+    from sklearn_structured.metrics import attachment_score
+
+    correct = total = 0
     for sentence, gold, lst in zip(X_test, y_test, test_nbest):
         n_scored = sum(1 for t in sentence if t.get("upos") != "PUNCT")
         if n_scored == 0:
             continue
         best = max(attachment_score([gold], [h], X=[sentence]) for h, _ in lst)
-        oracle_correct += best * n_scored
-        oracle_total += n_scored
+        correct += best * n_scored
+        total += n_scored
+    return correct / total
+
+
+def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs, seeds, train_limit,
+           lists_path, selection_estimators, selection_seeds, n_bootstrap=2000):
+    from sklearn_structured.metrics import attachment_score, is_punctuation
+    from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer
+
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
+    if train_limit:
+        X, y = X[:train_limit], y[:train_limit]
+    stored, reused = nbest_lists(X, y, X_test, parser_epochs, parser_gamma, n_best, lists_path)
+    train_nbest, test_nbest = stored["train_nbest"], stored["test_nbest"]
+    base_uas = attachment_score(y_test, [lst[0][0] for lst in test_nbest], X=X_test)
     figures = dict(n_train=len(X), parser_epochs=parser_epochs, parser_gamma=parser_gamma, n_best=n_best,
                    perceptron_epochs=perceptron_epochs, scorer=scorer_params,
-                   parse_seconds=parse_seconds, lists_reused=reused, base_uas=base_uas,
-                   oracle_uas=oracle_correct / oracle_total, clock="cpu")
+                   parse_seconds=stored["parse_seconds"], lists_reused=reused, base_uas=base_uas,
+                   oracle_uas=oracle_uas(X_test, y_test, test_nbest), clock="cpu")
 
     def reranked(scorers, seed, X_fit, y_fit, lists_fit, X_eval, lists_eval):
         reranker = NBestReranker(parser=_ListsOnly(), scorers=scorers, n_best=n_best, cv="prefit",
