@@ -7,8 +7,8 @@ and ``--parser easyfirst`` fit the parser on ``(heads, deprels)`` pairs of
 the training split with its default settings (and ``--param``) and report
 UAS and LAS, punctuation (gold UPOS PUNCT) excluded, on each split, with the
 training time, one row per ``--seeds`` value and split, then the mean and
-sd over the seeds. Figures go to the ``labels_<parser>_<treebank>`` section
-of benchmarks/RESULTS.md. ``--save-trees`` keeps the predicted heads (npz)
+sd over the seeds. Figures go to rows of the ``labels_<parser>`` section of
+RESULTS.md (``labels_labeller_<treebank>`` for the labeller). ``--save-trees`` keeps the predicted heads (npz)
 of the first seed so that other labellers can be scored on the same trees.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
@@ -20,7 +20,13 @@ import ast
 
 import numpy as np
 
-from benchmarks.base import data_home, load_treebank, markdown_table, mean_sd, timed, write_section
+from benchmarks.base import data_home, load_treebank, markdown_table, mean_sd, timed, write_rows, write_section
+
+# one row per treebank, parameters, seed and split
+HEADER = ["treebank", "parameters", "seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"]
+NOTE = ("Fitted on (heads, deprels) pairs of the train split (gold tags), `random_state` the seed; "
+        "UAS and LAS without punctuation (gold UPOS PUNCT), speed in sentences per second of `predict` "
+        "(labels included, warm kernels); mean ± sd over the seeds of one run (population sd).")
 
 
 def label_accuracy(X, gold, predicted):
@@ -89,6 +95,7 @@ def main(argv=None):
     cls = LowRankTensorParser if args.parser == "lowrank" else EasyFirstBeamParser
     evaluation = {split: load_treebank(args.treebank, split, labelled=True) for split in args.splits}
     scores = {split: [] for split in args.splits}
+    setting = [args.treebank, ", ".join(args.param) or "defaults"]
     for seed in args.seeds:
         parser = cls(random_state=seed, **params)
         _, wall, seconds = timed(lambda: parser.fit(X, y))
@@ -99,25 +106,14 @@ def main(argv=None):
             result = attachment_score(y_s, predicted, X_s, return_all=True)
             scores[split].append((result.uas, result.las))
             trees[split] = np.concatenate([h for h, _ in predicted])
-            rows.append([seed, split, f"{100 * result.uas:.2f}", f"{100 * result.las:.2f}",
+            rows.append([*setting, seed, split, f"{100 * result.uas:.2f}", f"{100 * result.las:.2f}",
                          f"{len(X_s) / predict_wall:.0f}", f"{seconds:.0f} ({wall:.0f})"])
             print(rows[-1], flush=True)
         if args.save_trees and seed == args.seeds[0]:
             np.savez(args.save_trees, **trees)
     if len(args.seeds) > 1:
-        rows += [["mean ± sd", split, mean_sd([u for u, _ in pairs], 100),
+        rows += [[*setting, "mean ± sd", split, mean_sd([u for u, _ in pairs], 100),
                   mean_sd([las for _, las in pairs], 100), "", ""] for split, pairs in scores.items()]
-    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(parser.get_params().items())
-                      if k not in ("verbose", "n_jobs", "word_vectors", "random_state"))
-    body = (
-        f"{cls.__name__}({shown}) fitted on (heads, deprels) pairs of {args.treebank} train "
-        f"(gold tags) with random_state {', '.join(map(str, args.seeds))}; UAS and LAS without "
-        "punctuation (gold UPOS PUNCT), speed in sentences per second of `predict` (labels "
-        "included, warm kernels), sd over the seeds (population).\n\n"
-        + markdown_table(["seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"], rows)
-    )
-    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    write_section(f"labels_{args.parser}_{args.treebank}" + (f"_{suffix}" if suffix else ""),
-                  f"Labelled parsing: {cls.__name__} on {args.treebank}"
-                  + (f" ({', '.join(args.param)})" if args.param else ""), body)
-    print(body)
+    print(parser)
+    write_rows(f"labels_{args.parser}", f"Labelled parsing: {cls.__name__}", HEADER, rows, 4, note=NOTE)
+    print(markdown_table(HEADER, rows))
