@@ -25,8 +25,8 @@ command again to resume: finished sizes are
 skipped, an interrupted one continues from its last finished epoch (a
 killed process loses at most the epoch it was in, and its minutes are not
 counted). Each finished size is evaluated (the epoch with the best
-validation likelihood) and the table of the run's finished sizes is rewritten
-in RESULTS.md (one section per rank), the earlier section's rows beside it.
+validation likelihood) and its row (size and rank) is put into the
+``<part>_converge`` section of RESULTS.md, beside the rows of other runs.
 
 Every run writes its section of RESULTS.md as soon as a model is done, so a
 run cut short still leaves its finished figures. Needs SKLEARN_STRUCTURED_DATA.
@@ -53,7 +53,7 @@ from sklearn_structured.rank_space import (
     right_branching_spans,
 )
 
-from benchmarks.base import SETTINGS, data_home, markdown_table, read_section, write_section
+from benchmarks.base import SETTINGS, data_home, markdown_table, write_rows, write_section
 
 NUMBER = re.compile(r"[0-9]{1,}([,.]?[0-9]*)*")
 
@@ -315,11 +315,6 @@ def load(path):
         return pickle.load(f)
 
 
-def earlier_rows(section):
-    """The table rows of an earlier RESULTS.md section, to print beside the new ones."""
-    return [line for line in read_section(section).splitlines() if line.startswith("|")]
-
-
 def link_best(checkpoint, best_path):
     """Make ``best_path`` a hard link to ``checkpoint`` (the best epoch so far), atomically."""
     link = best_path.with_suffix(".tmp")
@@ -444,12 +439,34 @@ def run_converge(args):
         write_converge_section(args, results, len(train), len(valid), len(test))
 
 
+CONVERGE_NOTE = (
+    "Neural parameterisation of dimension d, Adam, the learning rate multiplied after that many "
+    "epochs without a better validation likelihood, stopped after that many such epochs or when the "
+    "next epoch would pass the budget of a size (the settings column); the epoch with the best "
+    "validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); minutes "
+    "are the CPU minutes of finished epochs (wall minutes for a size trained before checkpoints kept "
+    "CPU minutes, which under load are more), summed over sittings (the run is checkpointed every "
+    "epoch and resumed). Other work ran on the machine throughout."
+)
+CONVERGE_NOTE_HMM = ("RankSpaceHMM, PTB LM (Mikolov): selection on the validation sentences, test perplexity "
+                     "on the test sentences (tokens incl. <eos>). " + CONVERGE_NOTE)
+CONVERGE_NOTE_PCFG = ("RankSpacePCFG, PTB LM training sentences of 2-40 words, selection on validation "
+                      "sentences, test perplexity on the PTB LM test sentences of 2 words or more (words + 1 "
+                      "per sentence), S-F1 / corpus F1 on the WSJ sample as in rank_space_pcfg. "
+                      + CONVERGE_NOTE)
+
+
 def write_converge_section(args, results, n_train, n_valid, n_test):
+    """One row per size (and rank) in the ``<part>_converge`` section, other ranks' rows kept."""
     hmm = args.part == "hmm"
-    header = (["states"] if hmm else ["NT", "PT"]) + ["rank", "epochs (best)", "minutes", "s / epoch",
-                                                       "validation PPL", "test PPL"]
+    size_columns = ["states"] if hmm else ["NT", "PT"]
+    header = size_columns + ["rank", "epochs (best)", "minutes", "s / epoch", "validation PPL", "test PPL"]
     if not hmm:
         header += ["S-F1", "corpus F1"]
+    header += ["sentences (train / valid / test)", "settings"]
+    settings = (f"d {args.dim}, up to {args.batch_tokens} tokens a batch, Adam {args.hmm_lr if hmm else 2e-3:g}, "
+                f"learning rate x{args.lr_decay} after {args.lr_patience}, stop after {args.patience}, "
+                f"{args.budget:g} min")
     rows = []
     for size, f in results.items():
         row = ([size] if hmm else [size, 2 * size]) + [
@@ -457,30 +474,11 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
             f"{f['validation_ppl']:.1f}", f"{f['test_ppl']:.1f}"]
         if not hmm:
             row += [f"{f['s_f1']:.1f}", f"{f['corpus_f1']:.1f}"]
-        rows.append(row)
+        rows.append(row + [f"{n_train} / {n_valid} / {n_test}", settings])
     earlier = "rank_space_hmm" if hmm else "rank_space_pcfg_sizes"
-    what = (f"RankSpaceHMM, PTB LM (Mikolov): {n_train} training sentences, selection on all "
-            f"{n_valid} validation sentences, test perplexity on all {n_test} test sentences "
-            "(tokens incl. <eos>)" if hmm else
-            f"RankSpacePCFG, {n_train} PTB LM training sentences of 2-40 words, selection on {n_valid} "
-            f"validation sentences, test perplexity on the {n_test} PTB LM test sentences of 2 words or more "
-            "(words + 1 per sentence), S-F1 / corpus F1 on the WSJ sample as in rank_space_pcfg")
-    body = (
-        f"{what}. Neural parameterisation (d {args.dim}), batches of up to {args.batch_tokens} tokens, "
-        f"Adam {args.hmm_lr if hmm else 2e-3:g}, learning rate x{args.lr_decay} after {args.lr_patience} "
-        f"epochs without a better validation likelihood, stopped after {args.patience} such epochs or "
-        f"when the next epoch would pass the {args.budget:g}-minute budget of a size; the epoch with the "
-        "best validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); "
-        "minutes are the CPU minutes of finished epochs (wall minutes for a size trained before checkpoints kept CPU minutes, "
-        "which under load are more), summed over sittings (the run is checkpointed every epoch and "
-        "resumed). Other work ran on the machine throughout.\n\n"
-        + markdown_table(header, rows)
-        + f"\n\nEarlier rows (section {earlier}, shorter training):\n\n"
-        + "\n".join(earlier_rows(earlier))
-    )
-    # one section per rank: runs at different ranks keep their own tables
-    write_section(f"{earlier}_converge_r{args.rank}", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: "
-                  f"each size trained to its best validation likelihood at rank {args.rank}", body)
+    write_rows(f"{earlier}_converge", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: each size trained "
+               "to its best validation likelihood", header, rows, len(size_columns) + 1,
+               note=CONVERGE_NOTE_HMM if hmm else CONVERGE_NOTE_PCFG)
 
 
 def main(argv=None):
