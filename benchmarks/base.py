@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
 RESULTS = Path(__file__).with_name("RESULTS.md")
 REPOSITORY = Path(__file__).resolve().parents[1]
 HEADER = (
@@ -239,6 +237,8 @@ def table_rows(text):
 
 def mean_sd(values, scale=1.0, digits=2):
     """``mean ± sd`` over seeds (population sd), or the single value of one seed."""
+    import numpy as np  # not at the top: a measure sets its BLAS thread count before numpy loads
+
     values = scale * np.asarray(values, dtype=float)
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"

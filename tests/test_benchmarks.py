@@ -35,7 +35,7 @@ TINY_RUNS = {
                    "--tagger-epochs", "1", "--repeats", "1", "--store", "{tmp}", "--skip-crfsuite"],
     "taggers": ["--targets", "upos", "--seeds", "0", "--epochs", "1", "--store", "{tmp}"],
     "tokenize": ["--treebanks", "en_ewt", "--seeds", "0"],
-    "spectral": ["--parts", "ewt_fit", "speed", "--em-seeds", "0", "--max-iter", "2", "--repeats", "1",
+    "spectral": ["--parts", "ewt_fit", "speed", "--em-seeds", "0", "--spectral-components", "4", "--repeats", "1",
                  "--cache-dir", "{tmp}/spectral"],
     "distro": ["--quick", "--skip-news", "--no-exact-pos"],
     "distro_morph": ["--seeds", "0", "--n-rounds", "1", "--n-epochs", "1", "--alphas", "1e-5",
