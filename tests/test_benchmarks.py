@@ -25,7 +25,7 @@ SAMPLE = 12  # sentences of the embedded sample per split
 # corpora, programs or packages outside the repository (20 Newsgroups, PTB,
 # UDPipe, a Dask cluster, git worktrees) and are only imported
 TINY_RUNS = {
-    "decoders": ["--sentences", "2", "--repeats", "1"],
+    "decoders": ["--sentences", "2", "--repeats", "1", "--sizes", "10"],
     "lowrank": ["--treebanks", "en_ewt", "--configs", "full", "--n-epochs", "1", "--cache-dir", "{tmp}"],
     "lowrank_threads": [],
     "hill_climbing": ["--sentences", "3", "--patience", "2", "--margin", "1.0", "--reference", "3"],
