@@ -23,13 +23,11 @@ import numpy as np
 from numba import njit
 from sklearn_structured import LowRankTensorParser
 from sklearn_structured.labelling import new_labeller, train_labeller, label_trees
-# internals with no public form: the labeller's kernels, its sentence packing and pass order,
-# and the averaged perceptron weights
+# internals with no public form: the labeller's kernels, its sentence packing and pass order
 from sklearn_structured.labelling import _kernels as K
 from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.metrics import attachment_score
-from sklearn_structured.utils._training import averaged_weights
 
 from benchmarks.base import data_home, load_treebank, markdown_table, write_section
 
@@ -123,7 +121,7 @@ def main(argv=None):
     for ep in range(10):
         order = np.random.default_rng([_ORDER_SEED, ep]).permutation(len(X))
         local_train_epoch(data, gold, order, w, sums, seen, state["allowed"])
-    wl = averaged_weights(w, sums, seen[0])
+    wl = w - sums / max(seen[0], 1)  # the mean of the weight iterates (averaged perceptron)
     _, dev_data = parser._predict_data(Xd)
     dummy = [np.zeros(len(s), np.int64) for s in Xd]
     dsent = _sentences(state, Xd, dummy)
