@@ -35,6 +35,7 @@ TINY_RUNS = {
                    "--tagger-epochs", "1", "--repeats", "1", "--store", "{tmp}", "--skip-crfsuite"],
     "taggers": ["--targets", "upos", "--seeds", "0", "--epochs", "1", "--store", "{tmp}"],
     "tokenize": ["--treebanks", "en_ewt", "--seeds", "0"],
+    "pipeline": ["--work", "{tmp}/work", "--repeats", "1", "--param", "n_epochs=1", "--tagger-param", "n_epochs=1"],
     "spectral": ["--parts", "ewt_fit", "speed", "--em-seeds", "0", "--spectral-components", "4", "--repeats", "1",
                  "--cache-dir", "{tmp}/spectral"],
     "distro": ["--quick", "--skip-news", "--no-exact-pos"],
