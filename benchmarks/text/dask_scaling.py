@@ -17,7 +17,7 @@ configuration is timed ``--repeats`` times after a warm-up (kernels loaded
 from numba's cache in every worker), and the median is reported. Run from
 the repository root:
 
-    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data python benchmarks/bench_dask.py [--input text]
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data python -m benchmarks dask [--input text]
 """
 
 import argparse
@@ -26,13 +26,13 @@ import os
 import re
 import tempfile
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
 
 from sklearn_structured import (LowRankTensorParser, TextPipeline, Tokenizer, make_parsing_pipeline,
                                 parse)
-from sklearn_structured.datasets import ConlluDocument, load_ud_treebank, write_conllu
+from sklearn_structured.datasets import ConlluDocument, write_conllu
 from sklearn_structured.tokenize import segmented_text
+
+from benchmarks.base import data_home, load_treebank, markdown_table, timed, write_section
 
 # a blank line, possibly holding spaces, separates two paragraphs
 PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -68,7 +68,7 @@ def parse_corpus(client, items, model, folder, n_partitions, shard=parse_shard):
 
 def _conllu_workload(corpus, args):
     """(items, model, shard function, in-process reference call) of CoNLL-U sentences."""
-    X, y = load_ud_treebank("UD_English-EWT", "train")
+    X, y = load_treebank("UD_English-EWT", "train")
     model = LowRankTensorParser(n_epochs=args.epochs, random_state=0)
     model.fit(X[:args.train_sentences], y[:args.train_sentences])
     X_all = corpus.to_sentences()
@@ -79,10 +79,10 @@ def _conllu_workload(corpus, args):
 def _text_workload(corpus, args):
     """(items, model, shard function, in-process reference call) of raw-text paragraphs."""
     model = TextPipeline(
-        Tokenizer(random_state=0),
-        make_parsing_pipeline("lowrank", targets=("upos",), n_folds=2, random_state=0,
-                              tagger_params={"n_epochs": args.epochs},
-                              parser_params={"n_epochs": args.epochs}))
+        tokenizer=Tokenizer(random_state=0),
+        annotator=make_parsing_pipeline("lowrank", targets=("upos",), n_folds=2, random_state=0,
+                                        tagger_params={"n_epochs": args.epochs},
+                                        parser_params={"n_epochs": args.epochs}))
     model.fit([corpus[:args.train_sentences]])
     text = segmented_text(corpus).text
     paragraphs = [p for p in PARAGRAPH_BREAK.split(text) if p.strip()]
@@ -95,18 +95,18 @@ def _text_workload(corpus, args):
     return paragraphs, model, parse_text_shard, in_process
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--input", choices=("conllu", "text"), default="conllu")
     parser.add_argument("--train-sentences", type=int, default=2000)
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--input", choices=("conllu", "text"), default="conllu")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--partitions-per-worker", type=int, default=4)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     from distributed import Client, LocalCluster
 
-    corpus = load_ud_treebank("UD_English-EWT", "train", as_document=True)
+    corpus = load_treebank("UD_English-EWT", "train", as_document=True)
     workload = _text_workload if args.input == "text" else _conllu_workload
     items, model, shard, in_process = workload(corpus, args)
     reference = timed(in_process, args.repeats)
@@ -135,7 +135,7 @@ def main():
             f"rows include building the bag, sending the model to every worker, parsing, and "
             f"writing one CoNLL-U shard per partition; median of {args.repeats} runs after a "
             f"warm-up.\n\n{table}\n")
-        write_section("dask_scaling", "Parsing a corpus with Dask (issue 15)", body)
+        write_section("dask_scaling", "Parsing a corpus with Dask", body)
         return
     body = (
         f"The raw text of UD English EWT train ({len(items):,} paragraphs; {n_sentences:,} "
@@ -146,8 +146,5 @@ def main():
         f"tokenising, tagging, parsing and writing one CoNLL-U shard per partition (sentences/s "
         f"counts the sentences the shards hold); median of {args.repeats} runs after a "
         f"warm-up.\n\n{table}\n")
-    write_section("dask_text", "Parsing raw text with Dask (issue 36)", body)
+    write_section("dask_text", "Parsing raw text with Dask", body)
 
-
-if __name__ == "__main__":
-    main()

@@ -21,7 +21,7 @@ Columns: ``before`` (base, ``--batch-size`` equal-length sentences a batch),
 batches of ``--batch-tokens``). Run from the repository root:
 
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_rank_space_epoch.py --model hmm --sizes 256 2048 16384
+        python -m benchmarks rank_space_epoch --model hmm --sizes 256 2048 16384
 """
 
 import argparse
@@ -35,13 +35,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import data_home
-from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ptb_lm
+# internals with no public form: the two batchings an epoch is timed with
+import sklearn_structured.rank_space as after
 from sklearn_structured.rank_space._base import length_batches, token_batches
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+from benchmarks.base import REPOSITORY, data_home, markdown_table, write_section
 
 
 def import_base(revision, folder):
@@ -70,7 +70,8 @@ def fit_seconds(estimator, sentences):
     return time.perf_counter() - tic
 
 
-def main():
+def arguments(argv):
+    """The command line of this measure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["hmm", "pcfg"], required=True)
     parser.add_argument("--sizes", type=int, nargs="+", required=True,
@@ -84,9 +85,12 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
-    import sklearn_structured.rank_space as after
 
     full = load_ptb_lm("train")
     sentences = [s for length in args.lengths
@@ -146,9 +150,6 @@ def main():
                 + "\n\n" + batches
             )
             write_section(f"rank_space_epoch_{args.model}",
-                          f"Rank-space {args.model.upper()}: training-epoch time before and after (issue 37)",
+                          f"Rank-space {args.model.upper()}: training-epoch time before and after",
                           body)
 
-
-if __name__ == "__main__":
-    main()

@@ -17,7 +17,7 @@ settings of the ``distro`` section, token accuracy).
 Run from the repository root:
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_commits.py --old 945fc52 --new HEAD --part easyfirst --seeds 0 1 2
+        python -m benchmarks commits --old 945fc52 --new HEAD --part easyfirst --seeds 0 1 2
 """
 
 import argparse
@@ -29,10 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import REPOSITORY, data_home, load_treebank, markdown_table, timed, write_section
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+
 
 # part -> (what is trained, what the score column means)
 _PARTS = {
@@ -46,10 +45,9 @@ _PARTS = {
 def measure(part, seed, beam):
     """Train and predict with whichever package is first on sys.path; runs in a child
     process whose PYTHONPATH starts with the checked-out tree."""
-    from sklearn_structured.datasets import load_ud_treebank
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     if part == "lowrank":
         from sklearn_structured import LowRankTensorParser
 
@@ -87,25 +85,23 @@ def checkout(revision, folder):
 
 
 def run(tree, cache, part, seed, beam):
-    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
+    # the checked-out package first; this harness (benchmarks.base) from here
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(REPOSITORY)]),
+               NUMBA_CACHE_DIR=str(cache))
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", part, str(seed),
                           str(beam)], env=env, check=True, capture_output=True, text=True,
                          cwd=tree).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def main():
-    if sys.argv[1:2] == ["--child"]:  # one measurement, inside run()
-        part, seed, beam = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(measure(part, seed, beam)))
-        return
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", default="HEAD")
     ap.add_argument("--part", choices=list(_PARTS), required=True)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--beam", type=int, default=1, help="easy-first beam size (parser, tagger)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     data_home()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
@@ -150,5 +146,6 @@ def main():
     write_section(f"commits_{section}", f"Two commits compared: {name}", body)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # one measurement in a child process, started by run()
+    part, seed, beam = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    print(json.dumps(measure(part, seed, beam)))

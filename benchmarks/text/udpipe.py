@@ -4,11 +4,11 @@ Trains UDPipe 1 (the ``ufal.udpipe`` Python binding; its tagger, lemmatiser
 and parser with their default settings, no tokenizer: gold tokenisation) on
 the training split with the dev split as its held-out data (early stopping),
 applies it to the test split with every column but ID, FORM and MISC blanked
-(the same input ``bench_pipeline.py`` gives our pipeline), and scores its
+(the same input ``python -m benchmarks pipeline`` gives our pipeline), and scores its
 output with ``sklearn-structured evaluate`` and, given ``--conll18 PATH`` (a
 local copy of conll18_ud_eval.py: neither the library nor any package ships
 it), the CoNLL 2018 shared-task scorer. ``--ours NAME=FILE`` names our
-pipeline's output on the same input (``bench_pipeline.py --work W`` leaves it
+pipeline's output on the same input (``python -m benchmarks pipeline --work W`` leaves it
 as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
 ``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
@@ -24,7 +24,7 @@ model is kept in the work folder, so that with ``--reuse-model`` the
 tokeniser and the tagger-parser model can be trained in separate sittings, or
 at once on both cores, as ``--part`` does) and runs the two end to end on the
 test file's raw text (the text that
-``bench_pipeline.py --conll18`` gives our ``parse --input-format text``);
+``python -m benchmarks pipeline --conll18`` gives our ``parse --input-format text``);
 ``--ours`` then names our output on that text, and both are scored by the
 CoNLL 2018 scorer, which aligns differing tokenisations (section
 ``udpipe_<treebank>_raw_text``).
@@ -34,7 +34,7 @@ stops.
 
     pip install ufal.udpipe
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_udpipe.py --work /tmp/udpipe \\
+        python -m benchmarks udpipe --work /tmp/udpipe \\
         --ours "ours (lowrank)=/tmp/pipe/lowrank.conllu" --conll18 conll18_ud_eval.py
 """
 
@@ -45,9 +45,10 @@ import os
 import re
 from pathlib import Path
 
-from _common import CONLL18_FIGURES, conll18_scores, data_home, timed
-from _results import markdown_table, write_section
-from bench_pipeline import cli, strip_to_forms
+
+from benchmarks.base import (CONLL18_FIGURES, conll18_scores, data_home, markdown_table, timed, treebank_file,
+                             write_section)
+from benchmarks.text.pipeline import cli, strip_to_forms
 
 
 # The models --raw-text chains, in the order they run. UDPipe trains the tokeniser
@@ -173,7 +174,7 @@ def add_difference_row(rows):
 
 def raw_text_section(udpipe, args, models, gold, work):
     """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
-    comments as ``segmented_text`` does, the text ``bench_pipeline.py --conll18`` gives
+    comments as ``segmented_text`` does, the text ``python -m benchmarks pipeline --conll18`` gives
     our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer.
 
     ``models`` maps each of PARTS to its model and training record.
@@ -222,7 +223,8 @@ def raw_text_section(udpipe, args, models, gold, work):
     print(body)
 
 
-def main():
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--work", required=True, help="folder for the model and the tagged files")
@@ -239,11 +241,16 @@ def main():
     ap.add_argument("--part", choices=PARTS,
                     help="with --raw-text: only train this model (e.g. both at once, one per "
                          "core), then stop")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.part and not args.raw_text:
         ap.error("--part applies to --raw-text only")
     if args.raw_text and not args.part and not args.conll18:
         ap.error("--raw-text needs --conll18: only the CoNLL 2018 scorer aligns tokenisations")
+    return args
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     try:
         import ufal.udpipe as udpipe
@@ -251,11 +258,9 @@ def main():
         print("ufal.udpipe is not installed (pip install ufal.udpipe); nothing measured")
         return
 
-    from sklearn_structured.datasets._ud import _ud_file
-
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
+    train, dev, test = (str(treebank_file(args.treebank, s, work)) for s in ("train", "dev", "test"))
     none = udpipe.Trainer.NONE
 
     def trained(part):
@@ -316,6 +321,3 @@ def main():
                   f"UDPipe 1 full pipeline from forms on {args.treebank}, beside ours", body)
     print(body)
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    SKLEARN_STRUCTURED_DATA=../shared/data python benchmarks/bench_datasets.py
+    SKLEARN_STRUCTURED_DATA=../shared/data python -m benchmarks datasets
 
 Each reader is timed (median of ``--repeat`` runs) against a reference measured
 in the same run: decompressing the same file and splitting it into lines and
@@ -15,8 +15,6 @@ import hashlib
 import lzma
 import os
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
 from sklearn_structured.datasets import (
     load_conllu,
     load_ptb_lm,
@@ -25,6 +23,8 @@ from sklearn_structured.datasets import (
     write_conllu,
 )
 
+from benchmarks.base import data_home, markdown_table, timed, write_section
+
 
 def split_only(path, separator):
     """The reference: decompress, decode and split into lines and fields."""
@@ -32,10 +32,10 @@ def split_only(path, separator):
     return [line.split(separator) for line in text.split("\n")]
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data = data_home()
     load = os.getloadavg()[0]
     rows = []
@@ -84,6 +84,3 @@ def main():
     print(body)
     write_section("datasets", "Dataset readers: reading speed", body)
 
-
-if __name__ == "__main__":
-    main()

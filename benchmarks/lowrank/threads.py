@@ -7,25 +7,24 @@ between the two settings so that a change in machine load hits both; each
 figure is the median of the repeats. Run it on a quiet machine: with the other
 core busy, a second thread has nothing to run on.
 
-    SKLEARN_STRUCTURED_DATA=... python benchmarks/bench_lowrank_threads.py
+    SKLEARN_STRUCTURED_DATA=... python -m benchmarks lowrank_threads
 """
 
 import os
 import statistics
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
 
 from sklearn_structured import LowRankTensorParser
-from sklearn_structured.datasets import load_ud_treebank
+
+from benchmarks.base import data_home, load_treebank, markdown_table, timed, write_section
 
 ROUNDS, REPEATS = 3, 5
 
 
-def main():
+def main(argv=None):
     data_home()
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, _ = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, _ = load_treebank("en_ewt", "test")
     parser = LowRankTensorParser(n_epochs=1, random_state=0).fit(X[:3000], y[:3000])
     parser.predict(X_test[:50])  # compile before timing
     rates = {1: [], 2: []}
@@ -48,6 +47,3 @@ def main():
     write_section("lowrank_threads", "LowRankTensorParser: prediction with joblib threads", body)
     print(body)
 
-
-if __name__ == "__main__":
-    main()

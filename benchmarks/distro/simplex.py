@@ -1,4 +1,4 @@
-"""Where DISTRO's learned label vectors end up on 20 Newsgroups (issue 17, part 2).
+"""Where DISTRO's learned label vectors end up on 20 Newsgroups.
 
 Fits full-rank DistroSVM (d = M = 20) and measures the geometry of the label
 vectors: the mean off-diagonal cosine against -1/(M-1), the cosine of a
@@ -6,7 +6,7 @@ regular simplex, the singular values of A (its numerical rank), the pairs
 of labels furthest from the simplex, and the test accuracy beside the
 one-hot baseline at the same alpha. Run from the repository root:
 
-    NUMBA_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro_simplex.py
+    NUMBA_NUM_THREADS=1 nice -n 19 python -m benchmarks distro_simplex
 """
 
 import os
@@ -19,19 +19,19 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from _common import data_home  # noqa: E402
-from _results import markdown_table, write_section  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer  # noqa: E402
 
 from sklearn_structured.datasets import load_20newsgroups  # noqa: E402
 from sklearn_structured.distro import DistroSVM, label_similarity  # noqa: E402
 
-# alpha as chosen on held-out training data by bench_distro.py for each feature set
+from benchmarks.base import data_home, markdown_table, write_section  # noqa: E402
+
+# alpha as chosen on held-out training data by the distro measure for each feature set
 SETTINGS = [("tf-idf", TfidfVectorizer(sublinear_tf=True, min_df=2), 3e-5),
             ("binary", CountVectorizer(binary=True, min_df=2), 1e-2)]
 
 
-def main():
+def main(argv=None):
     data_home()
     load_start = os.getloadavg()[0]
     texts, labels = load_20newsgroups("train")
@@ -74,6 +74,3 @@ def main():
     write_section("distro_simplex", "DISTRO: the geometry of the learned label vectors (20 Newsgroups)",
                   body)
 
-
-if __name__ == "__main__":
-    main()

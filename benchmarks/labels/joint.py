@@ -13,7 +13,7 @@ trained apart. ``alpha = 0`` is the after-tree labelling of the library.
 Figures go to the ``labels_joint`` section of benchmarks/RESULTS.md.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_labels_joint.py --parser-cache /tmp/lowrank_ewt.pkl
+        python -m benchmarks labels_joint --parser-cache /tmp/lowrank_ewt.pkl
 """
 import argparse
 import os
@@ -22,16 +22,15 @@ import pickle
 import numpy as np
 from numba import njit
 from sklearn_structured import LowRankTensorParser
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.labelling import new_labeller, train_labeller, label_trees
+# internals with no public form: the labeller's kernels, its sentence packing and pass order
 from sklearn_structured.labelling import _kernels as K
 from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.metrics import attachment_score
-from sklearn_structured.utils._training import averaged_weights
 
-from _common import data_home
-from _results import markdown_table, write_section
+from benchmarks.base import data_home, load_treebank, markdown_table, write_section
+
 
 N_LOCAL = 24  # keys[:24] read only the arc and the sentence, not the rest of the tree
 
@@ -95,15 +94,15 @@ def best_label_matrix(sent, s, weights, allowed, heads_work):
         heads_work[lo + m] = saved
     return best, arg
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser-cache", default="lowrank_ewt_heads.pkl",
                     help="pickle of the parser fitted on the heads (made if missing)")
     ap.add_argument("--alphas", nargs="+", type=float, default=[0.0, 0.05, 0.1, 0.2, 0.5, 1.0])
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     data_home()
-    X, y = load_ud_treebank("en_ewt", "train", labelled=True)
-    Xd, yd = load_ud_treebank("en_ewt", "dev", labelled=True)
+    X, y = load_treebank("en_ewt", "train", labelled=True)
+    Xd, yd = load_treebank("en_ewt", "dev", labelled=True)
     heads = [h for h, _ in y]; deprels = [d for _, d in y]
     path = args.parser_cache
     if os.path.exists(path):
@@ -122,7 +121,7 @@ def main():
     for ep in range(10):
         order = np.random.default_rng([_ORDER_SEED, ep]).permutation(len(X))
         local_train_epoch(data, gold, order, w, sums, seen, state["allowed"])
-    wl = averaged_weights(w, sums, seen[0])
+    wl = w - sums / max(seen[0], 1)  # the mean of the weight iterates (averaged perceptron)
     _, dev_data = parser._predict_data(Xd)
     dummy = [np.zeros(len(s), np.int64) for s in Xd]
     dsent = _sentences(state, Xd, dummy)
@@ -160,6 +159,3 @@ def main():
     )
     write_section("labels_joint", "Labels jointly with the tree or after it: LowRank, EWT dev", body)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""LowRankTensorParser on UD treebanks: the bars of issue 3.
+"""LowRankTensorParser on UD treebanks: accuracy, speed and size.
 
 For every (treebank, configuration) the parser is trained on the train split
 (gold tags) and evaluated on the test split: UAS without punctuation (UPOS
@@ -20,7 +20,7 @@ Configurations (Lei et al. 2014, Table 4): ``full`` (rank 50, gamma 0.3),
 Table 2, ``full3`` and ``nt3``, the same two at third order.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_lowrank.py --treebanks en_ewt pt_bosque
+        python -m benchmarks lowrank --treebanks en_ewt pt_bosque
 """
 
 import argparse
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import REPOSITORY, SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+
 
 CONFIGS = {
     "full": dict(gamma=0.3, pos="both"),
@@ -70,12 +70,11 @@ TREEBANKS = {
 
 def run_one(treebank, config, n_epochs, limit, seed):
     """Train and evaluate one configuration; return a dict of figures."""
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.lowrank import LowRankTensorParser
     from sklearn_structured.metrics import attachment_score
 
-    X, y = load_ud_treebank(TREEBANKS[treebank], "train")
-    X_test, y_test = load_ud_treebank(TREEBANKS[treebank], "test")
+    X, y = load_treebank(TREEBANKS[treebank], "train")
+    X_test, y_test = load_treebank(TREEBANKS[treebank], "test")
     if limit:
         X, y = X[:limit], y[:limit]
     parser = LowRankTensorParser(rank=50, C=1.0, n_epochs=n_epochs, random_state=seed,
@@ -187,12 +186,12 @@ def report(results, limit):
                             f"full - NT-1st = {full['uas'] - nt1['uas']:+.2f} UAS")
     third_order = any(r["config"] in THIRD_ORDER_CONFIGS for r in all_results)
     bars = (
-        f"Issue 14 bar 3: EWT, first {limit} training sentences, 5 epochs, >= 85.6 UAS "
+        f"Target: EWT, first {limit} training sentences, 5 epochs, >= 85.6 UAS "
         "(RBGParser v1.1 with the same budget: 85.60)." if limit else
-        "Issue 14 bars: EWT third order >= 89.3 UAS, Bosque third order >= first order "
+        "Targets: EWT third order >= 89.3 UAS, Bosque third order >= first order "
         "+ 0.8; training on EWT <= 30 min and parsing >= 300 sentences/s on one core."
         if third_order else
-        "Issue 3 bars: EWT full model >= 88.2 UAS (RBGParser v1.1 "
+        "Targets: EWT full model >= 88.2 UAS (RBGParser v1.1 "
         "reached 88.21 on this split); full beats NT-1st by >= 0.3, more without "
         "POS; 10 epochs on EWT in <= 5 min on one quiet core; >= 1,000 sentences/s "
         "(RBGParser about 240, UDPipe 1 1,004, spaCy 1,065); RBGParser's model is 174 MB.")
@@ -207,11 +206,11 @@ def report(results, limit):
         "prediction speed excludes start-up (kernels compiled and cached first).\n\n"
         + table + "\n\n" + "\n".join(gaps) + "\n" + seed_table(all_results)
     )
-    if limit:  # a small-data run is issue 14's bar 3, kept apart from the full-data figures
+    if limit:  # a small-data run, kept apart from the full-data figures
         write_section(f"lowrank_first{limit}",
                       f"LowRankTensorParser on the first {limit} training sentences", body)
     elif third_order:
-        # issue 14's table, kept apart from issue 3's first-order section
+        # kept apart from the first-order section
         body = ("First against third order, with the tensor and without it (Lei et al. 2014, "
                 "Table 2: NT-1st, Ours-1st, NT-3rd, Ours-3rd), test UAS without punctuation, "
                 "seed 0, 10 epochs, gold tags. The third-order search keeps to projective "
@@ -221,11 +220,11 @@ def report(results, limit):
                 + order_table(all_results) + "\n\nAll runs:\n\n" + body)
         write_section("lowrank_third_order", "LowRankTensorParser, first and third order", body)
     else:
-        write_section("lowrank", "LowRankTensorParser (issue 3)", body)
+        write_section("lowrank", "LowRankTensorParser: first order, with and without the tensor and POS", body)
     print(body)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--treebanks", nargs="+", default=["en_ewt", "pt_bosque"],
                         choices=list(TREEBANKS))
@@ -239,7 +238,7 @@ def main():
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing; report the runs found in --cache-dir")
     parser.add_argument("--one", nargs=3, metavar=("TREEBANK", "CONFIG", "SEED"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.report_only:
         data_home()
     cache = Path(args.cache_dir)
@@ -262,12 +261,10 @@ def main():
                         results.append(json.loads(path.read_text()))
                     continue
                 if not (args.reuse and path.exists()):
-                    subprocess.run([sys.executable, __file__, "--one", treebank, config, str(seed),
+                    subprocess.run([sys.executable, "-m", "benchmarks", "--sample", str(SETTINGS.sample),
+                                    "lowrank", "--one", treebank, config, str(seed),
                                     "--n-epochs", str(args.n_epochs), "--limit", str(args.limit),
-                                    "--cache-dir", str(cache)], check=True)
+                                    "--cache-dir", str(cache)], check=True, cwd=REPOSITORY)
                 results.append(json.loads(path.read_text()))
     report(results, args.limit)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""SpectralTreeScorer and NBestReranker: the bars of issue 16.
+"""SpectralTreeScorer and NBestReranker: accuracy, fit and scoring speed.
 
 Parts (each caches its figures as JSON in ``--cache-dir``; the ``spectral``
 section of benchmarks/RESULTS.md is rewritten from every part cached so far):
@@ -42,21 +42,23 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     UAS of the candidate with the highest log p against a uniform pick.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_spectral.py --parts synthetic ewt_fit speed rerank diagnose
+        python -m benchmarks spectral --parts synthetic ewt_fit speed rerank diagnose
+
+The synthetic, span and speed parts read internals with no public form (the
+moments, the EM iterations, the scoring kernel, one-word reattachments); the
+rest uses the public API.
 """
 
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
 
 
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
@@ -64,14 +66,14 @@ LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
 
 def synthetic(n_states, vocabulary_size, seeds, max_iter):
     """Bars 2 and 3 on words drawn from a known model laid on EWT's own trees."""
-    from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
+    from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._perturb import reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
-    _, y = load_ud_treebank("en_ewt", "train")
-    _, y_dev = load_ud_treebank("en_ewt", "dev")
+    _, y = load_treebank("en_ewt", "train")
+    _, y_dev = load_treebank("en_ewt", "dev")
     X_all, y_all, _, model = make_latent_tree_corpus(
         len(y) + len(y_dev), n_states, vocabulary_size, trees=list(y) + list(y_dev),
         random_state=0, return_model=True)
@@ -203,13 +205,12 @@ def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
 
 
 def speed(n_components, repeats):
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.kernels.latent_tree import exact_log_probs
     from sklearn_structured.spectral._kernels import spectral_log_probs
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     est = SpectralTreeScorer(n_components=n_components, method="spectral",
                              random_state=0).fit(X, y)
     ids, heads, offsets = est._pairs(X_test, y_test)
@@ -240,12 +241,12 @@ def span(n_states, vocabulary_size, sizes):
     on the synthetic model of ``synthetic`` laid on the first N EWT training trees."""
     from sklearn.utils.extmath import randomized_svd
 
-    from sklearn_structured.datasets import load_ud_treebank, make_latent_tree_corpus
+    from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
     from sklearn_structured.spectral._moments import cooccurrences
     from sklearn_structured.utils import pack_ragged
 
-    _, y = load_ud_treebank("en_ewt", "train")
+    _, y = load_treebank("en_ewt", "train")
     X, _, _, model = make_latent_tree_corpus(len(y), n_states, vocabulary_size, trees=list(y),
                                              random_state=0, return_model=True)
     rows, spectra = [], []
@@ -277,11 +278,10 @@ def ewt_fit(n_components, seeds):
     """Bar 4: fit time on all EWT training trees of each estimator, with what
     it reports (rank kept, non-positive share, EM iterations) and its
     held-out (dev) log-likelihood per token."""
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.spectral import SpectralTreeScorer
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_dev, y_dev = load_ud_treebank("en_ewt", "dev")
+    X, y = load_treebank("en_ewt", "train")
+    X_dev, y_dev = load_treebank("en_ewt", "dev")
     SpectralTreeScorer(n_components=2, n_epochs=2, random_state=0).fit(X[:100], y[:100])  # compile
     runs = []
     for estimator in ("spectral", "em", "spectral+em"):
@@ -303,53 +303,65 @@ def ewt_fit(n_components, seeds):
     return dict(n_train=len(X), n_components=n_components, runs=runs, clock="cpu")
 
 
-def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs, seeds, train_limit,
-           lists_path, selection_estimators, selection_seeds, n_bootstrap=2000):
+def nbest_lists(X, y, X_test, parser_epochs, parser_gamma, n_best, lists_path):
+    """The n-best lists of the training sentences (cross-fitted, 3 folds) and of the test
+    sentences, from ``lists_path`` when an earlier run made them with the same settings
+    (parsing is the costly part); and whether they were reused."""
     import pickle
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.lowrank import LowRankTensorParser
-    from sklearn_structured.metrics import attachment_score, is_punctuation
-    from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer, cross_val_nbest
+    from sklearn_structured.spectral import cross_val_nbest
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
-    if train_limit:
-        X, y = X[:train_limit], y[:train_limit]
     settings = (len(X), parser_epochs, parser_gamma, n_best)
-    reused = lists_path.exists() and pickle.loads(lists_path.read_bytes())["settings"] == settings
-    if reused:
-        # n-best lists of an earlier run with the same settings (parsing is the costly part)
-        stored = pickle.loads(lists_path.read_bytes())
-    else:
-        parser = LowRankTensorParser(n_epochs=parser_epochs, gamma=parser_gamma, decoder="eisner",
-                                     random_state=0)
-        tic = time.process_time()
-        # the training lists, cross-fitted once (3 folds) and shared by both rerankers
-        train_nbest = cross_val_nbest(parser, X, y, n_best=n_best, cv=3, random_state=0, verbose=1)
-        final = parser.fit(X, y)
-        stored = dict(settings=settings, train_nbest=train_nbest,
-                      test_nbest=final.predict_nbest(X_test, n_best),
-                      parse_seconds=time.process_time() - tic)
-        lists_path.write_bytes(pickle.dumps(stored))
-    train_nbest, test_nbest = stored["train_nbest"], stored["test_nbest"]
-    parse_seconds = stored["parse_seconds"]
-    base_uas = attachment_score(y_test, [lst[0][0] for lst in test_nbest], X=X_test)
-    oracle_correct = oracle_total = 0
+    if lists_path.exists() and pickle.loads(lists_path.read_bytes())["settings"] == settings:
+        return pickle.loads(lists_path.read_bytes()), True
+    parser = LowRankTensorParser(n_epochs=parser_epochs, gamma=parser_gamma, decoder="eisner",
+                                 random_state=0)
+    tic = time.process_time()
+    # the training lists, cross-fitted once and shared by both rerankers
+    train_nbest = cross_val_nbest(parser, X, y, n_best=n_best, cv=3, random_state=0, verbose=1)
+    final = parser.fit(X, y)
+    stored = dict(settings=settings, train_nbest=train_nbest,
+                  test_nbest=final.predict_nbest(X_test, n_best),
+                  parse_seconds=time.process_time() - tic)
+    lists_path.write_bytes(pickle.dumps(stored))
+    return stored, False
+
+
+def oracle_uas(X_test, y_test, test_nbest):
+    """UAS (no punctuation) of the best candidate of every list."""
+    from sklearn_structured.metrics import attachment_score
+
+    correct = total = 0
     for sentence, gold, lst in zip(X_test, y_test, test_nbest):
         n_scored = sum(1 for t in sentence if t.get("upos") != "PUNCT")
         if n_scored == 0:
             continue
         best = max(attachment_score([gold], [h], X=[sentence]) for h, _ in lst)
-        oracle_correct += best * n_scored
-        oracle_total += n_scored
+        correct += best * n_scored
+        total += n_scored
+    return correct / total
+
+
+def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs, seeds, train_limit,
+           lists_path, selection_estimators, selection_seeds, n_bootstrap=2000):
+    from sklearn_structured.metrics import attachment_score, is_punctuation
+    from sklearn_structured.spectral import NBestReranker, SpectralTreeScorer
+
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
+    if train_limit:
+        X, y = X[:train_limit], y[:train_limit]
+    stored, reused = nbest_lists(X, y, X_test, parser_epochs, parser_gamma, n_best, lists_path)
+    train_nbest, test_nbest = stored["train_nbest"], stored["test_nbest"]
+    base_uas = attachment_score(y_test, [lst[0][0] for lst in test_nbest], X=X_test)
     figures = dict(n_train=len(X), parser_epochs=parser_epochs, parser_gamma=parser_gamma, n_best=n_best,
                    perceptron_epochs=perceptron_epochs, scorer=scorer_params,
-                   parse_seconds=parse_seconds, lists_reused=reused, base_uas=base_uas,
-                   oracle_uas=oracle_correct / oracle_total, clock="cpu")
+                   parse_seconds=stored["parse_seconds"], lists_reused=reused, base_uas=base_uas,
+                   oracle_uas=oracle_uas(X_test, y_test, test_nbest), clock="cpu")
 
     def reranked(scorers, seed, X_fit, y_fit, lists_fit, X_eval, lists_eval):
-        reranker = NBestReranker(_ListsOnly(), scorers=scorers, n_best=n_best, cv="prefit",
+        reranker = NBestReranker(parser=_ListsOnly(), scorers=scorers, n_best=n_best, cv="prefit",
                                  n_epochs=perceptron_epochs, random_state=seed)
         return reranker.fit(X_fit, y_fit, train_nbest=lists_fit).predict(X_eval, nbest=lists_eval)
 
@@ -419,12 +431,11 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
     highest log p on the EWT test lists, against a uniform pick."""
     import pickle
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score
     from sklearn_structured.spectral import SpectralTreeScorer
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    X_test, y_test = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    X_test, y_test = load_treebank("en_ewt", "test")
     stored = pickle.loads(lists_path.read_bytes())
     if stored["settings"] != (len(X), parser_epochs, parser_gamma, n_best):
         raise SystemExit(f"{lists_path} holds lists of other settings: run the rerank part first")
@@ -475,123 +486,157 @@ def agreement_cells(row):
             f"{corr.mean():.3f} ± {corr.std():.3f}"]
 
 
-def render(cache):
+def synthetic_parts(c):
+    """Bars 2 and 3, and the start with the true span: the synthetic model's tables."""
+    parts = []
+    est = c["estimators"]
+    parts.append(
+        "### Bar 2: within-sentence discrimination on a known model laid on EWT's trees\n\n"
+        f"Words drawn from a random hidden-state model (k = {c['n_states']}, "
+        f"{c['vocabulary_size']:,} words) on the {c['n_train']:,} EWT training trees "
+        f"({c['n_train_tokens']:,} tokens); each estimator (`n_components` = k, defaults "
+        f"otherwise, random_state = each of the seeds {c['seeds']}) is fitted on them and "
+        f"compared with the true model on "
+        f"{c['n_pairs']:,} pairs (gold EWT dev tree, the same tree with one word "
+        "reattached): the share of pairs where the estimated log-probability difference "
+        "has the true one's sign (floored spectral estimates as `score_samples` floors "
+        "them; ties count as wrong), and the Pearson correlation of the differences. "
+        "Bar: >= 80% for the default estimator.\n\n"
+        + markdown_table(["estimator", "same sign as the true model (mean ± sd)", "per seed",
+                          "correlation of differences (mean ± sd)"],
+                         [[name if name == "spectral" else f"{name}, one EM run", *agreement_cells(r)]
+                          for name, r in est.items()]
+                         + ([[f"default: {c['default']['estimator']}, n_init={c['default']['n_init']}, "
+                              f"combine_runs={c['default']['combine_runs']!r}",
+                              *agreement_cells(c["default"])]] if "default" in c else []))
+        + "\n\nNon-positive spectral estimates on the dev gold trees by sentence length "
+        f"(all lengths: {100 * est['spectral']['nonpositive_dev']:.1f}%):\n\n"
+        + markdown_table(["length", "trees", "non-positive"],
+                         [[f"{lo}-{hi}" if hi < 10**6 else f">= {lo}", n, f"{100 * share:.1f}%"]
+                          for lo, hi, n, share in est["spectral"]["nonpositive_by_length"]]))
+    target_rows = []
+    for seed in c["seeds"]:
+        em = next(r for r in c["runs"] if r["estimator"] == "em" and r["seed"] == seed)
+        both = next(r for r in c["runs"] if r["estimator"] == "spectral+em" and r["seed"] == seed)
+        target = em["validation_curve"][-1]
+        reached = next((i + 1 for i, v in enumerate(both["validation_curve"]) if v >= target), None)
+        # time to the target: the fit's time per iteration, the spectral step included once
+        spectral = next(r for r in c["runs"] if r["estimator"] == "spectral" and r["seed"] == seed)
+        per_iter = (both["fit_seconds"] - spectral["fit_seconds"]) / both["n_iter"]
+        both_time = None if reached is None else spectral["fit_seconds"] + reached * per_iter
+        target_rows.append([seed, f"{target:.4f}", em["n_iter"], f"{em['fit_seconds']:.0f}",
+                            "not reached" if reached is None else reached,
+                            "-" if both_time is None else f"{both_time:.0f}",
+                            f"{both['validation_curve'][-1]:.4f}", both["n_iter"],
+                            f"{both['fit_seconds']:.0f}"])
+    parts.append(
+        "### Bar 3: spectral start against a random start for EM (same synthetic data)\n\n"
+        f"Held-out (dev) log-likelihood per token; the true model's: "
+        f"{c['true_dev_log_likelihood']:.4f}. \"em\" runs to convergence "
+        f"(`tol=1e-4`, at most {c['max_iter']} iterations); the target is its final held-out "
+        "value, and \"spectral+em\" is timed to the first iteration that reaches it (its "
+        "time = the spectral step + that many iterations at its mean time per iteration). "
+        "Seeds are the scorers' `random_state` (EM start, randomized SVD).\n\n"
+        + f"Times in {_clock(c)}.\n\n"
+        + markdown_table(["seed", "em final (target)", "em iterations", "em s",
+                          "spectral+em iterations to target", "spectral+em s to target",
+                          "spectral+em final", "spectral+em iterations", "spectral+em s"],
+                         target_rows))
+    if "true_span" in c:
+        t = c["true_span"]
+        parts.append(
+            "### The spectral start with the embedding the counts give and with the true span\n\n"
+            f"Same data, seed {t['seed']}: the emissions read off the operators (the "
+            "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
+            "basis of the true O in its place (moments counted on the same trees); the cosine "
+            "of each true emission column with its matched estimate, and EM from each start "
+            "(held-out log-likelihood per token after the first and the last iteration).\n\n"
+            + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
+                              "after iteration 1", "final", "iterations"],
+                             [[r["embedding"], f"{100 * r['missed']:.0f}%",
+                               f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
+                               f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
+    return parts
+
+
+def span_parts(c):
+    """How much of the emissions' span the embedding captures."""
+    parts = []
+    parts.append(
+        "### Span of the emissions captured by the embedding\n\n"
+        f"Same synthetic model (k = {c['n_states']}, {c['vocabulary_size']:,} words) on the "
+        "first N EWT training trees; share of the norm of O (rows of the words kept, "
+        "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
+        + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
+                         [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
+                          for r in c["rows"]])
+        + ("" if "spectra" not in c else
+           "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
+           "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
+           "same frequencies, no dependence between words); the population matrix has rank "
+           f"k = {c['n_states']}:\n\n"
+           + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
+                            [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
+                              ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
+                             for r in c["spectra"]])))
+    return parts
+
+
+def ewt_fit_parts(e):
+    """Bar 4: fitting on all EWT training trees."""
+    parts = []
+    rows = []
+    for r in e["runs"]:
+        rows.append([r["estimator"], r["seed"], f"{r['fit_seconds']:.1f}",
+                     r.get("n_iter", "-"), str(r.get("rank", "-")),
+                     f"{100 * r['nonpositive_train']:.1f}%" if "nonpositive_train" in r else "-",
+                     f"{r['dev_log_likelihood']:.4f}", f"{100 * r['nonpositive_dev']:.1f}%"])
+    parts.append(
+        f"### Bar 4: fitting on all {e['n_train']:,} EWT training trees (form field, k = "
+        f"{e['n_components']})\n\n"
+        + f"Times in {_clock(e)}.\n\n"
+        + markdown_table(["estimator", "seed", "fit s", "EM iterations", "rank kept (L, R)",
+                          "non-positive (train)", "dev log-lik per token",
+                          "non-positive or floored (dev)"], rows))
+    return parts
+
+
+def speed_parts(s):
+    """The speed of scoring."""
+    parts = []
+    parts.append(
+        # runs stored before the shared timing helper took the best of the repeats
+        f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
+        f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
+        f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
+        f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
+        f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
+        f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
+    return parts
+
+
+def diagnose_parts(d):
+    """Each estimator alone as a reranker."""
+    parts = []
+    parts.append(
+        "### Each estimator alone as a reranker\n\n"
+        f"Fitted on all {d['n_train']:,} training trees ({d['scorer']}), applied to the "
+        f"{d['n_best']}-best test lists of the gamma={d['parser_gamma']:g} parser. Test UAS (no "
+        f"punctuation) of the parser's best candidate: {100 * d['first_uas']:.2f}; of a "
+        f"candidate drawn uniformly from each list (expected): {100 * d['uniform_uas']:.2f}.\n\n"
+        + markdown_table(
+            ["estimator", "UAS of the candidate with the highest log p",
+             "candidates scored above the gold tree", "floored candidates"],
+            [[r["estimator"], f"{100 * r['argmax_log_p_uas']:.2f}", f"{100 * r['above_gold']:.1f}%",
+              f"{100 * r['floored']:.1f}%"] for r in d["rows"]]))
+    return parts
+
+
+def rerank_parts(cache):
+    """The rerank runs: those on the strongest lists in full, the earlier ones in a sentence."""
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parts = []
-    if "synthetic" in cache:
-        c = cache["synthetic"]
-        est = c["estimators"]
-        parts.append(
-            "### Bar 2: within-sentence discrimination on a known model laid on EWT's trees\n\n"
-            f"Words drawn from a random hidden-state model (k = {c['n_states']}, "
-            f"{c['vocabulary_size']:,} words) on the {c['n_train']:,} EWT training trees "
-            f"({c['n_train_tokens']:,} tokens); each estimator (`n_components` = k, defaults "
-            f"otherwise, random_state = each of the seeds {c['seeds']}) is fitted on them and "
-            f"compared with the true model on "
-            f"{c['n_pairs']:,} pairs (gold EWT dev tree, the same tree with one word "
-            "reattached): the share of pairs where the estimated log-probability difference "
-            "has the true one's sign (floored spectral estimates as `score_samples` floors "
-            "them; ties count as wrong), and the Pearson correlation of the differences. "
-            "Bar: >= 80% for the default estimator.\n\n"
-            + markdown_table(["estimator", "same sign as the true model (mean ± sd)", "per seed",
-                              "correlation of differences (mean ± sd)"],
-                             [[name if name == "spectral" else f"{name}, one EM run", *agreement_cells(r)]
-                              for name, r in est.items()]
-                             + ([[f"default: {c['default']['estimator']}, n_init={c['default']['n_init']}, "
-                                  f"combine_runs={c['default']['combine_runs']!r}",
-                                  *agreement_cells(c["default"])]] if "default" in c else []))
-            + "\n\nNon-positive spectral estimates on the dev gold trees by sentence length "
-            f"(all lengths: {100 * est['spectral']['nonpositive_dev']:.1f}%):\n\n"
-            + markdown_table(["length", "trees", "non-positive"],
-                             [[f"{lo}-{hi}" if hi < 10**6 else f">= {lo}", n, f"{100 * share:.1f}%"]
-                              for lo, hi, n, share in est["spectral"]["nonpositive_by_length"]]))
-        target_rows = []
-        for seed in c["seeds"]:
-            em = next(r for r in c["runs"] if r["estimator"] == "em" and r["seed"] == seed)
-            both = next(r for r in c["runs"] if r["estimator"] == "spectral+em" and r["seed"] == seed)
-            target = em["validation_curve"][-1]
-            reached = next((i + 1 for i, v in enumerate(both["validation_curve"]) if v >= target), None)
-            # time to the target: the fit's time per iteration, the spectral step included once
-            spectral = next(r for r in c["runs"] if r["estimator"] == "spectral" and r["seed"] == seed)
-            per_iter = (both["fit_seconds"] - spectral["fit_seconds"]) / both["n_iter"]
-            both_time = None if reached is None else spectral["fit_seconds"] + reached * per_iter
-            target_rows.append([seed, f"{target:.4f}", em["n_iter"], f"{em['fit_seconds']:.0f}",
-                                "not reached" if reached is None else reached,
-                                "-" if both_time is None else f"{both_time:.0f}",
-                                f"{both['validation_curve'][-1]:.4f}", both["n_iter"],
-                                f"{both['fit_seconds']:.0f}"])
-        parts.append(
-            "### Bar 3: spectral start against a random start for EM (same synthetic data)\n\n"
-            f"Held-out (dev) log-likelihood per token; the true model's: "
-            f"{c['true_dev_log_likelihood']:.4f}. \"em\" runs to convergence "
-            f"(`tol=1e-4`, at most {c['max_iter']} iterations); the target is its final held-out "
-            "value, and \"spectral+em\" is timed to the first iteration that reaches it (its "
-            "time = the spectral step + that many iterations at its mean time per iteration). "
-            "Seeds are the scorers' `random_state` (EM start, randomized SVD).\n\n"
-            + f"Times in {_clock(c)}.\n\n"
-            + markdown_table(["seed", "em final (target)", "em iterations", "em s",
-                              "spectral+em iterations to target", "spectral+em s to target",
-                              "spectral+em final", "spectral+em iterations", "spectral+em s"],
-                             target_rows))
-        if "true_span" in c:
-            t = c["true_span"]
-            parts.append(
-                "### The spectral start with the embedding the counts give and with the true span\n\n"
-                f"Same data, seed {t['seed']}: the emissions read off the operators (the "
-                "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
-                "basis of the true O in its place (moments counted on the same trees); the cosine "
-                "of each true emission column with its matched estimate, and EM from each start "
-                "(held-out log-likelihood per token after the first and the last iteration).\n\n"
-                + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
-                                  "after iteration 1", "final", "iterations"],
-                                 [[r["embedding"], f"{100 * r['missed']:.0f}%",
-                                   f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
-                                   f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
-    if "span" in cache:
-        c = cache["span"]
-        parts.append(
-            "### Span of the emissions captured by the embedding\n\n"
-            f"Same synthetic model (k = {c['n_states']}, {c['vocabulary_size']:,} words) on the "
-            "first N EWT training trees; share of the norm of O (rows of the words kept, "
-            "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
-            + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
-                             [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
-                              for r in c["rows"]])
-            + ("" if "spectra" not in c else
-               "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
-               "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
-               "same frequencies, no dependence between words); the population matrix has rank "
-               f"k = {c['n_states']}:\n\n"
-               + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
-                                [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
-                                  ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
-                                 for r in c["spectra"]])))
-    if "ewt_fit" in cache:
-        e = cache["ewt_fit"]
-        rows = []
-        for r in e["runs"]:
-            rows.append([r["estimator"], r["seed"], f"{r['fit_seconds']:.1f}",
-                         r.get("n_iter", "-"), str(r.get("rank", "-")),
-                         f"{100 * r['nonpositive_train']:.1f}%" if "nonpositive_train" in r else "-",
-                         f"{r['dev_log_likelihood']:.4f}", f"{100 * r['nonpositive_dev']:.1f}%"])
-        parts.append(
-            f"### Bar 4: fitting on all {e['n_train']:,} EWT training trees (form field, k = "
-            f"{e['n_components']})\n\n"
-            + f"Times in {_clock(e)}.\n\n"
-            + markdown_table(["estimator", "seed", "fit s", "EM iterations", "rank kept (L, R)",
-                              "non-positive (train)", "dev log-lik per token",
-                              "non-positive or floored (dev)"], rows))
-    if "speed" in cache:
-        s = cache["speed"]
-        parts.append(
-            # runs stored before the shared timing helper took the best of the repeats
-            f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
-            f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
-            f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
-            f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
-            f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
-            f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
     reranks = {k: cache[k] for k in sorted(cache) if k.startswith("rerank")}
     strongest = max((r["parser_epochs"] for r in reranks.values()), default=None)
     # runs on the strongest lists in full, the scorer's default k first
@@ -609,19 +654,18 @@ def render(cache):
             + f"): gain {100 * (np.mean(r['spectral_uas']) - np.mean(r['baseline_uas'])):+.2f} on the "
             f"mean of {len(r['seeds'])} seeds, 95% CI [{100 * r['gain_ci'][0]:+.2f}, "
             f"{100 * r['gain_ci'][1]:+.2f}]." for r in weaker))
+    return parts
+
+
+def render(cache):
+    parts = []
+    for name, part in (("synthetic", synthetic_parts), ("span", span_parts), ("ewt_fit", ewt_fit_parts),
+                       ("speed", speed_parts)):
+        if name in cache:
+            parts += part(cache[name])
+    parts += rerank_parts(cache)
     if "diagnose" in cache:
-        d = cache["diagnose"]
-        parts.append(
-            "### Each estimator alone as a reranker\n\n"
-            f"Fitted on all {d['n_train']:,} training trees ({d['scorer']}), applied to the "
-            f"{d['n_best']}-best test lists of the gamma={d['parser_gamma']:g} parser. Test UAS (no "
-            f"punctuation) of the parser's best candidate: {100 * d['first_uas']:.2f}; of a "
-            f"candidate drawn uniformly from each list (expected): {100 * d['uniform_uas']:.2f}.\n\n"
-            + markdown_table(
-                ["estimator", "UAS of the candidate with the highest log p",
-                 "candidates scored above the gold tree", "floored candidates"],
-                [[r["estimator"], f"{100 * r['argmax_log_p_uas']:.2f}", f"{100 * r['above_gold']:.1f}%",
-                  f"{100 * r['floored']:.1f}%"] for r in d["rows"]]))
+        parts += diagnose_parts(cache["diagnose"])
     if "synthetic" in cache and "ewt_fit" in cache:
         parts.append(diagnosis(cache))
     return "\n\n".join(parts)
@@ -785,7 +829,7 @@ def private_directory(path):
     return path
 
 
-def main():
+def main(argv=None):
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -819,7 +863,7 @@ def main():
                         help="section of RESULTS.md written from the cached parts (another name "
                         "keeps the figures of an older cache in their own section)")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     cache_dir = private_directory(Path(args.cache_dir))
     scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field,
@@ -848,7 +892,7 @@ def main():
                 "" if args.spectral_n_init == 1 else f"_ninit{args.spectral_n_init}") + (
                 "_strip" if args.spectral_strip_punctuation else "")
         figures["load_average"] = os.getloadavg()[0]
-        figures["command"] = "python " + shlex.join(sys.argv)
+        figures["command"] = SETTINGS.command
         figures["commit"] = code_version()
         (cache_dir / f"{part}.json").write_text(json.dumps(figures, indent=1))
     cache = {p.stem: json.loads(p.read_text()) for p in cache_dir.glob("*.json")}
@@ -857,7 +901,7 @@ def main():
     body += f"\n\nLoad average (1 min) at the end of each part: {loads} (shared machine)."
     body += ("\n\nCommands of the parts and the code they measured (the header names the last "
              "run):\n\n") + "\n".join(
-        f"- {name}: `{fig.get('command', 'python benchmarks/bench_spectral.py --parts ' + name)}` "
+        f"- {name}: `{fig.get('command', 'python -m benchmarks spectral --parts ' + name)}` "
         f"(code {fig.get('commit', 'not recorded')})"
         for name, fig in sorted(cache.items()))
     title = "SpectralTreeScorer and NBestReranker (Dhillon et al. 2012)"
@@ -865,6 +909,3 @@ def main():
         title += f": {args.results_section}"
     write_section(args.results_section, title, body)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,11 +1,11 @@
-"""Speed of the rank-space inference kernels (issue 7, bar 2).
+"""Speed of the rank-space inference kernels.
 
-1. At the issue's two settings (NT 30 / PT 60, r 100 and NT 1000 / PT 2000,
+1. At two settings (NT 30 / PT 60, r 100 and NT 1000 / PT 2000,
    r 500; batch 16, n 20, float32, one core), the numba kernels against the
    same recursion in plain numpy (vectorised over the spans of one width),
    forward (log Z) and forward + backward (gradients w.r.t. root, U, V, W and
    the emissions). Both include the per-batch O(m r^2) precomputation. The
-   reference PyTorch timings from the issue are printed beside them.
+   authors' PyTorch timings (REFERENCE_MS, quoted) are printed beside them.
 2. Time against the number of symbols m = NT + PT in {90, 750, 3000} at fixed
    rank: rank-space inside (flat in m) against the TD-PCFG inside (linear in m).
 
@@ -13,6 +13,7 @@ Timings are medians of repeated runs after a warm-up; the machine is shared,
 so the load average is recorded with them.
 """
 
+import argparse
 import os
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -22,8 +23,6 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from _common import timed  # noqa: E402
-from _results import markdown_table, write_section  # noqa: E402
 
 from sklearn_structured.kernels.rank_space import (  # noqa: E402
     rank_space_inside,
@@ -32,8 +31,12 @@ from sklearn_structured.kernels.rank_space import (  # noqa: E402
     rank_space_recursion,
     td_pcfg_recursion,
 )
+# internals with no public form: the PCFG's kernel inputs and factor gradients
 from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs  # noqa: E402
 
+from benchmarks.base import markdown_table, timed, write_section  # noqa: E402
+
+# the authors' PyTorch code, one thread, wall milliseconds (forward, forward+backward), quoted
 REFERENCE_MS = {(30, 60, 100): (16, 74), (1000, 2000, 500): (355, 1400)}
 N_WORDS = 2000
 
@@ -150,10 +153,9 @@ def fmt(seconds):
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def main():
-    load = os.getloadavg()[0]
-    rng = np.random.default_rng(0)
-    batch, n = 16, 20
+def setting_rows(rng, batch, n):
+    """Ours against numpy and the reference at each setting of REFERENCE_MS, forward and
+    forward+backward, the two checked equal first."""
     rows = []
     for (nt, pt, rank), (ref_fwd, ref_fb) in REFERENCE_MS.items():
         factors = random_factors(rng, nt, pt, rank)
@@ -182,9 +184,12 @@ def main():
             )
         )
         print(rows[-1], flush=True)
+    return rows
 
+
+def symbol_rows(rng, batch, n, rank):
+    """Rank space against TD-PCFG as the number of symbols grows, at one rank."""
     m_rows = []
-    rank = 100
     for nt in (30, 250, 1000):
         pt = 2 * nt
         factors = random_factors(rng, nt, pt, rank)
@@ -213,6 +218,16 @@ def main():
             (nt + pt, f"{nt}/{pt}", fmt(t[0]), fmt(t[1]), f"{t[1] / t[0]:.1f}x", fmt(t[2]), fmt(t[3]), f"{t[3] / t[2]:.1f}x")
         )
         print(m_rows[-1], flush=True)
+    return m_rows
+
+
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args(argv)
+    load = os.getloadavg()[0]
+    rng = np.random.default_rng(0)
+    batch, n, rank = 16, 20, 100
+    rows = setting_rows(rng, batch, n)
+    m_rows = symbol_rows(rng, batch, n, rank)
 
     body = (
         f"float32, one thread (NUMBA_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1), batch {batch} sentences of "
@@ -223,7 +238,7 @@ def main():
         "before timing). Cells give CPU time of the single thread, then wall-clock time in brackets: with "
         f"a load average of {load:.1f} at start on a 2-core machine shared by 8 engineers the wall clock "
         "mostly measures waiting for a core. Reference = the authors' PyTorch code, one thread, wall "
-        "clock on this kind of machine at load 7-8, as quoted in the issue; ratios to numpy are measured "
+        "clock on this kind of machine at load 7-8, as quoted with the task; ratios to numpy are measured "
         "in the same run.\n\n"
         + markdown_table(
             ["NT/PT, rank", "ours fwd", "numpy fwd", "speed-up", "reference fwd",
@@ -243,6 +258,3 @@ def main():
     )
     write_section("rank_space_speed", "Rank-space inference kernels: speed", body)
 
-
-if __name__ == "__main__":
-    main()

@@ -7,12 +7,12 @@ and ``--parser easyfirst`` fit the parser on ``(heads, deprels)`` pairs of
 the training split with its default settings (and ``--param``) and report
 UAS and LAS, punctuation (gold UPOS PUNCT) excluded, on each split, with the
 training time, one row per ``--seeds`` value and split, then the mean and
-sd over the seeds. Figures go to the ``labels_<parser>_<treebank>`` section
-of benchmarks/RESULTS.md. ``--save-trees`` keeps the predicted heads (npz)
+sd over the seeds. Figures go to rows of the ``labels_<parser>`` section of
+RESULTS.md (``labels_labeller_<treebank>`` for the labeller). ``--save-trees`` keeps the predicted heads (npz)
 of the first seed so that other labellers can be scored on the same trees.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_labels.py --parser lowrank --splits dev test --seeds 0 1 2
+        python -m benchmarks labels --parser lowrank --splits dev test --seeds 0 1 2
 """
 
 import argparse
@@ -20,8 +20,13 @@ import ast
 
 import numpy as np
 
-from _common import data_home, timed
-from _results import markdown_table, mean_sd, write_section
+from benchmarks.base import data_home, load_treebank, markdown_table, mean_sd, timed, write_rows, write_section
+
+# one row per treebank, parameters, seed and split
+HEADER = ["treebank", "parameters", "seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"]
+NOTE = ("Fitted on (heads, deprels) pairs of the train split (gold tags), `random_state` the seed; "
+        "UAS and LAS without punctuation (gold UPOS PUNCT), speed in sentences per second of `predict` "
+        "(labels included, warm kernels); mean ± sd over the seeds of one run (population sd).")
 
 
 def label_accuracy(X, gold, predicted):
@@ -36,7 +41,8 @@ def label_accuracy(X, gold, predicted):
     return correct / total
 
 
-def main():
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("labeller", "lowrank", "easyfirst"), required=True)
     ap.add_argument("--treebank", default="en_ewt")
@@ -44,13 +50,16 @@ def main():
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="random_state values")
     ap.add_argument("--save-trees", help="npz file for the first seed's predicted heads of each split")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
 
-    from sklearn_structured.datasets import load_ud_treebank
     from sklearn_structured.metrics import attachment_score
 
-    X, y = load_ud_treebank(args.treebank, "train", labelled=True)
+    X, y = load_treebank(args.treebank, "train", labelled=True)
     params = {k: ast.literal_eval(v) for k, v in (p.split("=", 1) for p in args.param)}
     rows = []
     if args.parser == "labeller":
@@ -66,7 +75,7 @@ def main():
 
         state, _, seconds = timed(train)
         for split in args.splits:
-            X_s, y_s = load_ud_treebank(args.treebank, split, labelled=True)
+            X_s, y_s = load_treebank(args.treebank, split, labelled=True)
             predicted = label_trees(state, X_s, [h for h, _ in y_s])
             accuracy = label_accuracy(X_s, [d for _, d in y_s], predicted)
             rows.append([split, f"{100 * accuracy:.2f}"])
@@ -84,8 +93,9 @@ def main():
     from sklearn_structured import EasyFirstBeamParser, LowRankTensorParser
 
     cls = LowRankTensorParser if args.parser == "lowrank" else EasyFirstBeamParser
-    evaluation = {split: load_ud_treebank(args.treebank, split, labelled=True) for split in args.splits}
+    evaluation = {split: load_treebank(args.treebank, split, labelled=True) for split in args.splits}
     scores = {split: [] for split in args.splits}
+    setting = [args.treebank, ", ".join(args.param) or "defaults"]
     for seed in args.seeds:
         parser = cls(random_state=seed, **params)
         _, wall, seconds = timed(lambda: parser.fit(X, y))
@@ -96,28 +106,14 @@ def main():
             result = attachment_score(y_s, predicted, X_s, return_all=True)
             scores[split].append((result.uas, result.las))
             trees[split] = np.concatenate([h for h, _ in predicted])
-            rows.append([seed, split, f"{100 * result.uas:.2f}", f"{100 * result.las:.2f}",
+            rows.append([*setting, seed, split, f"{100 * result.uas:.2f}", f"{100 * result.las:.2f}",
                          f"{len(X_s) / predict_wall:.0f}", f"{seconds:.0f} ({wall:.0f})"])
             print(rows[-1], flush=True)
         if args.save_trees and seed == args.seeds[0]:
             np.savez(args.save_trees, **trees)
     if len(args.seeds) > 1:
-        rows += [["mean ± sd", split, mean_sd([u for u, _ in pairs], 100),
+        rows += [[*setting, "mean ± sd", split, mean_sd([u for u, _ in pairs], 100),
                   mean_sd([las for _, las in pairs], 100), "", ""] for split, pairs in scores.items()]
-    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(parser.get_params().items())
-                      if k not in ("verbose", "n_jobs", "word_vectors", "random_state"))
-    body = (
-        f"{cls.__name__}({shown}) fitted on (heads, deprels) pairs of {args.treebank} train "
-        f"(gold tags) with random_state {', '.join(map(str, args.seeds))}; UAS and LAS without "
-        "punctuation (gold UPOS PUNCT), speed in sentences per second of `predict` (labels "
-        "included, warm kernels), sd over the seeds (population).\n\n"
-        + markdown_table(["seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"], rows)
-    )
-    suffix = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    write_section(f"labels_{args.parser}_{args.treebank}" + (f"_{suffix}" if suffix else ""),
-                  f"Labelled parsing: {cls.__name__} on {args.treebank}"
-                  + (f" ({', '.join(args.param)})" if args.param else ""), body)
-    print(body)
-
-if __name__ == "__main__":
-    main()
+    print(parser)
+    write_rows(f"labels_{args.parser}", f"Labelled parsing: {cls.__name__}", HEADER, rows, 4, note=NOTE)
+    print(markdown_table(HEADER, rows))

@@ -9,12 +9,13 @@ and MISC from the test split; runs ``sklearn-structured parse`` on it as a
 whole process, once to warm up (numba's cache) and then ``--repeats`` times
 timed; scores the output with ``sklearn-structured evaluate`` against the
 gold test file; with ``--conll18`` also by the CoNLL 2018 scorer, and parses
-the test file's raw text end to end. Figures go to the ``pipeline_<parser>`` section of
-benchmarks/RESULTS.md (``pipeline_<parser>_<treebank>_<targets>`` for another
-treebank or other targets; ``_seed<N>`` added for ``--seed N`` other than 0).
+the test file's raw text end to end. Each run is one row (parser, treebank,
+tagged fields, seed) of the ``pipeline_<parser>`` section of RESULTS.md, and
+with ``--conll18`` two rows of ``pipeline_<parser>_conll18``; a rerun of a
+setting replaces its rows.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
-        python benchmarks/bench_pipeline.py --parser lowrank --work /tmp/pipe
+        python -m benchmarks pipeline --parser lowrank --work /tmp/pipe
 """
 
 import argparse
@@ -31,11 +32,30 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import CONLL18_FIGURES, conll18_scores, data_home
-from _results import markdown_table, write_section
+from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, treebank_file, write_rows
 
-# UDPipe 1 figures quoted from ../shared/REFERENCES.md (the parser alone on gold tags)
-UDPIPE_GOLD = "UDPipe 1 (Parsito) parser only, gold tags: UAS 87.87, LAS 85.62, 1,004 sent/s"
+
+SETTING = ["parser", "treebank", "tagged fields", "seed"]
+PIPELINE_HEADER = [*SETTING, "test sentences", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p",
+                   "LAS +p", "parse sent/s (wall / CPU, median)", "from raw text: parse sent/s (wall / CPU)",
+                   "train s (wall / CPU)", "model MB", "MB per step", "load average"]
+CONLL18_HEADER = [*SETTING, "input", *CONLL18_FIGURES, "aligned_scores: largest difference"]
+PIPELINE_NOTE = (
+    "Train `sklearn-structured train --estimator pipeline` on the train split (dev for the progress "
+    "lines only, `random_state` of every step set to the seed), test once on the test split with "
+    "every column but ID, FORM and MISC blanked. Scored by `sklearn-structured evaluate` over "
+    "syntactic words (UAS/LAS without and with punctuation, gold UPOS PUNCT). Speed: the whole "
+    "`parse` process (start-up, reading, tagging, parsing, writing), the median of the runs after "
+    "a warm-up (in brackets: the range of the wall figure), one core; from raw text, the same for "
+    "`parse --input-format text` on the test file's `# text` comments, in gold sentences per second."
+)
+CONLL18_NOTE = (
+    "CoNLL 2018 shared-task scorer (conll18_ud_eval.py, a local copy outside the repository) on "
+    "the output from gold tokens and on the output of `parse --input-format text` given the test "
+    "file's raw text (its `# text` comments, paragraphs at `# newpar`/`# newdoc`), end to end. "
+    "The last column: the largest difference between the library's `aligned_scores` and the "
+    "script over every figure of the row."
+)
 
 
 def strip_to_forms(source, destination):
@@ -83,7 +103,8 @@ def cli(*args, stdout=None):
     return wall, cpu, done.stdout
 
 
-def main():
+def arguments(argv):
+    """The command line of this measure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("lowrank", "easyfirst"), default="lowrank")
     ap.add_argument("--treebank", default="en_ewt")
@@ -101,21 +122,16 @@ def main():
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
                     "scorer and the library's aligned evaluation, from gold tokens and, from the "
                     "test file's raw text, end to end")
-    args = ap.parse_args()
-    data_home()
+    return ap.parse_args(argv)
 
-    from sklearn_structured.datasets._ud import _ud_file
+
+def main(argv=None):
+    args = arguments(argv)
+    data_home()
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    train, dev, test = (str(_ud_file(args.treebank, s, None)) for s in ("train", "dev", "test"))
-    import lzma
-
-    gold = work / "test-gold.conllu"  # uncompressed copy of the test split
-    opener = lzma.open if test.endswith(".xz") else open
-    with opener(test, "rt", encoding="utf-8") as inp:
-        gold.write_text(inp.read(), encoding="utf-8")
-    test = str(gold)
+    train, dev, test = (str(treebank_file(args.treebank, s, work)) for s in ("train", "dev", "test"))
     forms = work / "test-forms.conllu"
     strip_to_forms(test, forms)
     model = work / f"{args.parser}.model"
@@ -153,48 +169,33 @@ def main():
     median_wall = statistics.median(w for w, _ in timings)
     median_cpu = statistics.median(c for _, c in timings)
     spread = f"{n_sentences / max(w for w, _ in timings):.0f}-{n_sentences / min(w for w, _ in timings):.0f}"
-    rows = [[
-        args.parser, *(figures.get(name, "-") for name in ("UPOS", "XPOS", "UFeats", "Lemma")),
+    targets = args.targets or "default targets"
+    setting = [args.parser, args.treebank, targets, args.seed]
+    raw_text_speed, conll18_rows = (conll18_figures(args, model, test, parsed, n_sentences, work)
+                                    if args.conll18 else ("-", []))
+    row = [
+        *setting, n_sentences, *(figures.get(name, "-") for name in ("UPOS", "XPOS", "UFeats", "Lemma")),
         *attachment["exclude"], *attachment["include"],
-        f"{n_sentences / median_wall:.0f} / {n_sentences / median_cpu:.0f} ({spread})",
+        f"{n_sentences / median_wall:.0f} / {n_sentences / median_cpu:.0f} ({spread})", raw_text_speed,
         "-" if trained is None else f"{trained['wall']:.0f} / {trained['cpu']:.0f}",
         f"{model.stat().st_size / 1e6:.1f}",
         " / ".join(f"{name} {mb:.1f}" for name, mb in step_megabytes(model).items()),
         f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}",
-    ]]
-    body = (
-        f"Train on {Path(train).name}, dev ({Path(dev).name}) for the progress lines only, "
-        f"test once on {Path(test).name} ({n_sentences} sentences) with every column but ID, "
-        "FORM and MISC blanked. Scored by `sklearn-structured evaluate` over syntactic words "
-        "(UAS/LAS without and with punctuation, gold UPOS PUNCT). Speed: the whole `parse` "
-        f"process (start-up, reading, tagging, parsing, writing), median of {args.repeats} runs "
-        "after a warm-up (in brackets: the range of the wall figure), one core.\n\n"
-        + markdown_table(
-            ["parser", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p",
-             "parse sent/s (wall / CPU, median)", "train s (wall / CPU)", "model MB", "MB per step",
-             "load average"],
-            rows)
-        + "\n\nTraining command: `NUMBA_NUM_THREADS=1 python -m sklearn_structured "
-        + " ".join(a if not a.startswith("/") else Path(a).name for a in train_args) + "`\n\n"
-        + (f"Reference (../shared/REFERENCES.md): {UDPIPE_GOLD}; UDPipe 1's full pipeline "
-           "from forms on this split: `bench_udpipe.py`.\n" if args.treebank == "en_ewt" else "")
-    )
-    if args.conll18:
-        body += "\n" + conll18_section(args, model, gold, parsed, n_sentences, work)
-    # the EWT figure with the default targets keeps the plain section name
-    targets = args.targets or "default targets"
-    suffix = ("" if (args.treebank, args.targets) == ("en_ewt", None)
-              else f"_{args.treebank}_{targets.replace(',', '-').replace(' ', '-')}")
-    suffix += f"_seed{args.seed}" if args.seed else ""
-    write_section(f"pipeline_{args.parser}{suffix}",
-                  f"Forms-only pipeline on {args.treebank} ({args.parser}, tagging "
-                  f"{targets})", body)
+    ]
+    write_rows(f"pipeline_{args.parser}", f"Forms-only pipeline ({args.parser}): tags and trees from forms",
+               PIPELINE_HEADER, [row], len(setting), note=PIPELINE_NOTE)
+    if conll18_rows:
+        write_rows(f"pipeline_{args.parser}_conll18",
+                   f"Forms-only pipeline ({args.parser}): CoNLL 2018 figures, from gold tokens and raw text",
+                   CONLL18_HEADER, [setting + r for r in conll18_rows], len(setting) + 1, note=CONLL18_NOTE)
 
 
-def conll18_section(args, model, gold, parsed, n_sentences, work):
-    """CoNLL 2018 figures from gold tokens and, end to end, from the test file's raw text
-    (built from its ``# text`` comments as ``segmented_text`` does), by the shared task's
-    scorer and by the library's ``aligned_scores``."""
+def conll18_figures(args, model, gold, parsed, n_sentences, work):
+    """The raw-text parse speed and the CoNLL 2018 rows (gold tokens, raw text) of one run.
+
+    The raw text is the test file's ``# text`` comments, as ``segmented_text``
+    builds it; each row also says how far the library's ``aligned_scores``
+    is from the shared task's scorer."""
     from sklearn_structured.datasets import read_conllu
     from sklearn_structured.metrics import aligned_scores
     from sklearn_structured.tokenize import segmented_text
@@ -206,27 +207,13 @@ def conll18_section(args, model, gold, parsed, n_sentences, work):
                   "-o", str(from_text))
     cli(*parse_text)  # warm-up
     timings = [cli(*parse_text)[:2] for _ in range(args.repeats)]
-    rows, differences = [], 0.0
+    rows = []
     for name, system in (("gold tokens", parsed), ("raw text", from_text)):
         official = conll18_scores(args.conll18, gold, system)
         library = {k: 100 * v.f1 for k, v in aligned_scores(read_conllu(gold),
                                                              read_conllu(system)).items()}
-        differences = max(differences, *(abs(official[k] - library[k]) for k in library))
-        rows.append([name, *(f"{official[k]:.2f}" for k in CONLL18_FIGURES)])
+        difference = max(abs(official[k] - library[k]) for k in library)
+        rows.append([name, *(f"{official[k]:.2f}" for k in CONLL18_FIGURES), f"{difference:.4f}"])
     wall = statistics.median(w for w, _ in timings)
     cpu = statistics.median(c for _, c in timings)
-    return (
-        "CoNLL 2018 shared-task scorer (conll18_ud_eval.py, a local copy outside the "
-        "repository), on the output above (gold tokens) and on the output of `parse "
-        "--input-format text` given the test file's raw text (its `# text` comments, "
-        "paragraphs at `# newpar`/`# newdoc`), end to end. The library's `aligned_scores` "
-        f"differs from the script by at most {differences:.4f} on every figure of both rows. "
-        f"From raw text the whole `parse` process ran at {n_sentences / wall:.0f} gold "
-        f"sentences/s wall, {n_sentences / cpu:.0f} CPU (median of {args.repeats} after a "
-        "warm-up).\n\n"
-        + markdown_table(["input", *CONLL18_FIGURES], rows) + "\n"
-    )
-
-
-if __name__ == "__main__":
-    main()
+    return f"{n_sentences / wall:.0f} / {n_sentences / cpu:.0f}", rows

@@ -1,4 +1,4 @@
-"""Benchmark of EasyFirstBeamParser and EasyFirstBeamTagger (issue 4, bars 1-6).
+"""Benchmark of EasyFirstBeamParser and EasyFirstBeamTagger: accuracy, beam sizes, speed.
 
 Parts (run any subset with ``--parts``; each stores its figures in
 ``--store``/easy_first_<part>.json, and every run rewrites the ``easy_first``
@@ -22,18 +22,16 @@ load average at that moment is recorded since the machine may be shared.
 import argparse
 import json
 import os
-import shlex
-import sys
 from pathlib import Path
 
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
+# internals with no public form: the tagger's static features, for the CRF baseline
 from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
                                                             static_feature_keys)
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+
 
 PARTS = ("parser", "tagger", "pipeline", "second")
 
@@ -65,8 +63,8 @@ def parse_figures(train, test, beams, n_epochs, repeats, pos, merge):
 
 
 def part_parser(args):
-    train = load_ud_treebank("en_ewt", "train")
-    test = load_ud_treebank("en_ewt", "test")
+    train = load_treebank("en_ewt", "train")
+    test = load_treebank("en_ewt", "test")
     return {"rows": parse_figures(train, test, args.beams, args.epochs, args.repeats, "upos",
                                   args.merge),
             "n_test": len(test[0]), "epochs": args.epochs}
@@ -98,8 +96,8 @@ def crfsuite_figures(X, Xt, field, repeats):
 
 
 def part_tagger(args):
-    X, _ = load_ud_treebank("en_ewt", "train")
-    Xt, _ = load_ud_treebank("en_ewt", "test")
+    X, _ = load_treebank("en_ewt", "train")
+    Xt, _ = load_treebank("en_ewt", "test")
     gold = _tags(Xt, "xpos")
     rows = []
     for beam in args.tagger_beams:
@@ -118,8 +116,8 @@ def part_tagger(args):
 def part_pipeline(args):
     from sklearn.pipeline import make_pipeline
 
-    X, y = load_ud_treebank("en_ewt", "train")
-    Xt, yt = load_ud_treebank("en_ewt", "test")
+    X, y = load_treebank("en_ewt", "train")
+    Xt, yt = load_treebank("en_ewt", "test")
     raw = [[{"form": t["form"]} for t in s] for s in Xt]
     beam = args.pipeline_beam
     pipe = make_pipeline(
@@ -144,8 +142,8 @@ def part_pipeline(args):
 
 
 def part_second(args):
-    train = load_ud_treebank("pt_bosque", "train")
-    test = load_ud_treebank("pt_bosque", "test")
+    train = load_treebank("pt_bosque", "train")
+    test = load_treebank("pt_bosque", "test")
     return {"rows": parse_figures(train, test, (1, 8), args.epochs, args.repeats, "upos",
                                   args.merge),
             "n_test": len(test[0])}
@@ -243,7 +241,7 @@ def render(store):
     return "\n\n".join(out)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS),
                         help="parts to run; none (--parts) only rewrites RESULTS.md")
@@ -260,13 +258,13 @@ def main():
                              "stored and shown apart")
     parser.add_argument("--skip-crfsuite", action="store_true",
                         help="keep the stored sklearn-crfsuite figures instead of retraining")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.parts:  # no parts only re-renders the stored figures
         data_home()
     for part in args.parts:
         result = globals()[f"part_{part}"](args)
         result["merge_states"] = args.merge
-        result["command"] = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+        result["command"] = SETTINGS.command
         result["timing"] = f"median of {args.repeats}"
         name = f"pipeline_beam{args.pipeline_beam}" if part == "pipeline" else part
         path = args.store / f"easy_first_{name}{'' if args.merge else '_verbatim'}.json"
@@ -276,6 +274,3 @@ def main():
     write_section("easy_first", "Easy-first beam parser and tagger (Ma et al. 2013)",
                   render(args.store))
 
-
-if __name__ == "__main__":
-    main()

@@ -21,36 +21,35 @@ whose weights are a feasible point of the chain objective (transitions zero).
 
 Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
 
-    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro.py
+    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks distro
 """
 
 import argparse
 import importlib.util
 import itertools
 import os
-import re
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from _common import data_home, timed
-from _results import RESULTS, markdown_table, mean_sd, write_section
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
 
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.datasets import load_20newsgroups
 from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
-# the estimators' own objective and training problems, to score the exact baseline's weights
+# internals with no public form: the estimators' own objective and training problems,
+# to score the exact baseline's weights, and their featurisers
 from sklearn_structured.distro._alternating import objective
 from sklearn_structured.distro._multiclass import _MulticlassProblem
 from sklearn_structured.distro._sequence import _SequenceProblem
 from sklearn_structured.metrics import token_accuracy
+
+from benchmarks.base import (SETTINGS, data_home, load_treebank, markdown_table, mean_sd, read_section,
+                             timed, write_section)
 
 NUCLEAR_PENALTIES = [0.0, 1e-3, 3e-3, 1e-2]
 LABEL_RATES = [0.1, 0.3]
@@ -231,7 +230,7 @@ def newsgroups(quick, seeds, features):
         f"λ2 = 0 minimise the same function. The exact row solves the one-hot objective at "
         f"the baseline's alpha to liblinear's tolerance.\n\n{markdown_table(HEADER, rows)}\n\n"
         f"DISTRO full rank minus one-hot baseline, each at its own chosen alpha: {gap:+.2f} points."
-        f"{equal} (Bar of issue 5: at least +1.5; the paper: 84.0 vs 81.4, 83.1 at d=15, "
+        f"{equal} (Target: at least +1.5; the paper: 84.0 vs 81.4, 83.1 at d=15, "
         f"80.9 at d=10.)\n"
     )
     return text
@@ -241,7 +240,7 @@ def newsgroups(quick, seeds, features):
 
 
 def tagged(name, split, field):
-    X, _ = load_ud_treebank(name, split)
+    X, _ = load_treebank(name, split)
     forms = [[t["form"] for t in s] for s in X]
     tags = [[t[field] for t in s] for s in X]
     return forms, tags
@@ -310,102 +309,104 @@ def pos(quick, exact, done, skip=()):
     for name, field, title, seeds, grid in treebanks:
         if title.startswith(tuple(skip)):
             continue
-        X, y = tagged(name, "train", field)
-        X_dev, y_dev = tagged(name, "dev", field)
-        X_test, y_test = tagged(name, "test", field)
-        if quick:
-            X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
-            X_test, y_test = X_test[:100], y_test[:100]
-            grid = {k: v[-2:] for k, v in grid.items()}
-        n_tags = len({t for s in y for t in s})
-        n_test_tokens = sum(map(len, X_test))
-        score = lambda m, X_, y_: token_accuracy(y_, m.predict(X_))  # noqa: E731
-
-        def make_onehot(seed, **p):
-            return DistroSequenceSVM(label_vectors="onehot", nuclear_penalty=0.0, random_state=seed, **p)
-
-        # the paper's d = 20 for English; Basque UPOS has fewer tags, so full rank from the identity
-        main_d = 20 if n_tags > 20 else None
-        main_name = f"DISTRO d={main_d}" if main_d else f"DISTRO full rank (d={n_tags})"
-        init = "random" if main_d else "onehot"
-        log(f"{name}: tuning the one-hot baseline on dev")
-        onehot_params = select(lambda **p: make_onehot(0, **p), {"alpha": grid["alpha"]},
-                               X, y, X_dev, y_dev, score)
-        log(f"{name}: tuning {main_name} on dev")
-        distro_params = select(
-            lambda **p: DistroSequenceSVM(n_components=main_d, init=init, random_state=0, **p),
-            grid, X, y, X_dev, y_dev, score)
-        evaluate = lambda make: run_seeds(  # noqa: E731
-            make, seeds, X, y, X_test, lambda m, X_: token_accuracy(y_test, m.predict(X_)),
-            n_test_tokens)
-        systems = [
-            ("structural SVM (one-hot)", str(n_tags), lambda s: make_onehot(s, **onehot_params),
-             onehot_params),
-            (main_name, str(main_d or n_tags),
-             lambda s: DistroSequenceSVM(n_components=main_d, init=init, random_state=s, **distro_params),
-             {**distro_params, "init": init}),
-        ]
-        if not main_d:
-            systems.append(("DISTRO d=5", "5", lambda s: DistroSequenceSVM(
-                n_components=5, random_state=s, **distro_params), {**distro_params, "init": "random"}))
-        rows, results = [], {}
-        for system, d, make, params in systems:
-            log(f"{name} {system}")
-            results[system] = evaluate(make)
-            rows.append(row(system, d, params, results[system], seeds))
-        at_distro_alpha = equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds,
-                                           evaluate, rows, str(n_tags))
-        exact_here = exact and (quick or not main_d)
-        if exact_here:
-            rows.append(token_svm(name, results["structural SVM (one-hot)"]["model"], X, y, X_test,
-                                  y_test, onehot_params["alpha"]))
-        if have_crfsuite and not main_d:
-            log(f"{name} CRF")
-            crf = CRFSuiteTagger()
-            fit_seconds = timed(lambda: crf.fit(X, y)).cpu
-            prediction, _, seconds = timed(lambda: crf.predict(X_test))
-            rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
-                         f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
-                         f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
-        base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
-        gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
-                 if k.startswith("DISTRO")}
-        equal = "" if at_distro_alpha is None else (
-            f" At DISTRO's alpha ({distro_params['alpha']:g}) {main_name} minus one-hot: "
-            f"{100 * (np.mean(results[main_name]['accuracy']) - np.mean(at_distro_alpha['accuracy'])):+.2f}.")
-        done(
-            f"### {title}\n\n{len(X)} training sentences, {n_tags} tags, {n_test_tokens} test tokens; "
-            f"n_rounds=5, n_epochs=5. Grid, fitted on train and chosen on dev, seed 0: one-hot "
-            f"{fmt_grid({'alpha': grid['alpha']})}; {main_name} (init={init}) {fmt_grid(grid)}"
-            + (" (restricted, and no d=5 or CRF rows: an EWT fit takes a minute of CPU or more "
-               "and the machine was shared)" if main_d else "; d=5 reuses DISTRO's choice with random init")
-            + ("" if exact_here else f"; {EXACT_POS_REASON}")
-            + f". Test: seeds {list(seeds)}. The "
-            f"objective is that of the chain (alpha/2 (‖W‖² + ‖b‖² + ‖T‖²) + λ2 ‖A‖* "
-            f"+ mean sentence hinge loss with Hamming cost); the exact row is the "
-            f"token-level SVM (no transitions) at C = 1/(alpha N), N = training sentences, which "
-            f"minimises the same objective with T fixed at 0 and predicts each token on its own.\n\n"
-            f"{markdown_table(HEADER, rows)}\n\n"
-            + "; ".join(f"{k} minus one-hot baseline (each at its own alpha): {v:+.2f} points"
-                        for k, v in gains.items())
-            + f".{equal} The paper: +0.5 (English PTB, d=20), +0.9 (Basque CoNLL-2007 fine tags, "
-            f"rank 58).\n"
-        )
+        done(pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite))
     if not have_crfsuite:
         done("sklearn-crfsuite is not installed; its reference row is missing.\n")
 
 
-SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vectors (issues 5, 17)"),
+def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
+    """One treebank's POS part: tune on dev, then every system over the seeds on test."""
+    X, y = tagged(name, "train", field)
+    X_dev, y_dev = tagged(name, "dev", field)
+    X_test, y_test = tagged(name, "test", field)
+    if quick:
+        X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
+        X_test, y_test = X_test[:100], y_test[:100]
+        grid = {k: v[-2:] for k, v in grid.items()}
+    n_tags = len({t for s in y for t in s})
+    n_test_tokens = sum(map(len, X_test))
+    score = lambda m, X_, y_: token_accuracy(y_, m.predict(X_))  # noqa: E731
+
+    def make_onehot(seed, **p):
+        return DistroSequenceSVM(label_vectors="onehot", nuclear_penalty=0.0, random_state=seed, **p)
+
+    # the paper's d = 20 for English; Basque UPOS has fewer tags, so full rank from the identity
+    main_d = 20 if n_tags > 20 else None
+    main_name = f"DISTRO d={main_d}" if main_d else f"DISTRO full rank (d={n_tags})"
+    init = "random" if main_d else "onehot"
+    log(f"{name}: tuning the one-hot baseline on dev")
+    onehot_params = select(lambda **p: make_onehot(0, **p), {"alpha": grid["alpha"]},
+                           X, y, X_dev, y_dev, score)
+    log(f"{name}: tuning {main_name} on dev")
+    distro_params = select(
+        lambda **p: DistroSequenceSVM(n_components=main_d, init=init, random_state=0, **p),
+        grid, X, y, X_dev, y_dev, score)
+    evaluate = lambda make: run_seeds(  # noqa: E731
+        make, seeds, X, y, X_test, lambda m, X_: token_accuracy(y_test, m.predict(X_)),
+        n_test_tokens)
+    systems = [
+        ("structural SVM (one-hot)", str(n_tags), lambda s: make_onehot(s, **onehot_params),
+         onehot_params),
+        (main_name, str(main_d or n_tags),
+         lambda s: DistroSequenceSVM(n_components=main_d, init=init, random_state=s, **distro_params),
+         {**distro_params, "init": init}),
+    ]
+    if not main_d:
+        systems.append(("DISTRO d=5", "5", lambda s: DistroSequenceSVM(
+            n_components=5, random_state=s, **distro_params), {**distro_params, "init": "random"}))
+    rows, results = [], {}
+    for system, d, make, params in systems:
+        log(f"{name} {system}")
+        results[system] = evaluate(make)
+        rows.append(row(system, d, params, results[system], seeds))
+    at_distro_alpha = equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds,
+                                       evaluate, rows, str(n_tags))
+    exact_here = exact and (quick or not main_d)
+    if exact_here:
+        rows.append(token_svm(name, results["structural SVM (one-hot)"]["model"], X, y, X_test,
+                              y_test, onehot_params["alpha"]))
+    if have_crfsuite and not main_d:
+        log(f"{name} CRF")
+        crf = CRFSuiteTagger()
+        fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+        prediction, _, seconds = timed(lambda: crf.predict(X_test))
+        rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
+                     f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
+                     f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
+    base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
+    gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
+             if k.startswith("DISTRO")}
+    equal = "" if at_distro_alpha is None else (
+        f" At DISTRO's alpha ({distro_params['alpha']:g}) {main_name} minus one-hot: "
+        f"{100 * (np.mean(results[main_name]['accuracy']) - np.mean(at_distro_alpha['accuracy'])):+.2f}.")
+    return (
+        f"### {title}\n\n{len(X)} training sentences, {n_tags} tags, {n_test_tokens} test tokens; "
+        f"n_rounds=5, n_epochs=5. Grid, fitted on train and chosen on dev, seed 0: one-hot "
+        f"{fmt_grid({'alpha': grid['alpha']})}; {main_name} (init={init}) {fmt_grid(grid)}"
+        + (" (restricted, and no d=5 or CRF rows: an EWT fit takes a minute of CPU or more "
+           "and the machine was shared)" if main_d else "; d=5 reuses DISTRO's choice with random init")
+        + ("" if exact_here else f"; {EXACT_POS_REASON}")
+        + f". Test: seeds {list(seeds)}. The "
+        f"objective is that of the chain (alpha/2 (‖W‖² + ‖b‖² + ‖T‖²) + λ2 ‖A‖* "
+        f"+ mean sentence hinge loss with Hamming cost); the exact row is the "
+        f"token-level SVM (no transitions) at C = 1/(alpha N), N = training sentences, which "
+        f"minimises the same objective with T fixed at 0 and predicts each token on its own.\n\n"
+        f"{markdown_table(HEADER, rows)}\n\n"
+        + "; ".join(f"{k} minus one-hot baseline (each at its own alpha): {v:+.2f} points"
+                    for k, v in gains.items())
+        + f".{equal} The paper: +0.5 (English PTB, d=20), +0.9 (Basque CoNLL-2007 fine tags, "
+        f"rank 58).\n"
+    )
+
+
+SECTIONS = {"tfidf": ("distro", "DISTRO: structural SVMs with learned label vectors"),
             "binary": ("distro_news_binary", "DISTRO: 20 Newsgroups with binary token features")}
 
 
 def finished_parts(section):
     """The parts (### sub-sections) of ``section`` in RESULTS.md, as an earlier run wrote them."""
-    text = RESULTS.read_text() if RESULTS.exists() else ""
-    match = re.search(rf"<!-- BEGIN {section} -->\n(.*?)<!-- END {section} -->", text, re.S)
-    if match is None:
-        return []
-    return ["### " + part.rstrip("\n") + "\n" for part in match.group(1).split("\n### ")[1:]]
+    text = read_section(section)
+    return ["### " + part.rstrip("\n") + "\n" for part in text.split("\n### ")[1:]]
 
 
 def write(args, load_start, parts, pending, kept):
@@ -416,7 +417,7 @@ def write(args, load_start, parts, pending, kept):
         + (f"{', '.join(kept)}: kept from an earlier, interrupted run of the same script and grid "
            f"(this run was started with --resume); the load figures are this run's.\n\n"
            if kept else "")
-        + f"DISTRO and the one-hot structural SVM on equal footing (issue 17): the same grid, "
+        + f"DISTRO and the one-hot structural SVM on equal footing: the same grid, "
         f"chosen on held-out data, the training objective beside accuracy, an exactly solved "
         f"baseline, several seeds. Speed figures were taken on a shared machine under load "
         f"(1-minute load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at the "
@@ -428,7 +429,7 @@ def write(args, load_start, parts, pending, kept):
     write_section(section, title, body)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small slices, for checking the script")
     parser.add_argument("--skip-news", action="store_true")
@@ -439,7 +440,7 @@ def main():
                         help="keep the parts an interrupted run already wrote and run the rest")
     parser.add_argument("--news-features", choices=["tfidf", "binary"], default="tfidf",
                         help="binary: 20 Newsgroups only, into a section of its own")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     load_start = os.getloadavg()[0]
     parts = finished_parts(SECTIONS[args.news_features][0]) if args.resume else []
@@ -462,8 +463,5 @@ def main():
         done("### 20 Newsgroups\n\n" + newsgroups(args.quick, seeds=(0, 1, 2), features=args.news_features))
     if not args.skip_pos and args.news_features == "tfidf":
         pos(args.quick, not args.no_exact_pos, done, skip=kept)
-    log("written to", Path(__file__).with_name("RESULTS.md"))
+    log("written to", SETTINGS.results)
 
-
-if __name__ == "__main__":
-    main()

@@ -11,7 +11,7 @@ test text, median of five runs after a warm-up, on the threads
 ``NUMBA_NUM_THREADS`` allows (the kernels are single-threaded).
 
     SKLEARN_STRUCTURED_DATA=../shared/data NUMBA_NUM_THREADS=1 \\
-        python benchmarks/bench_tokenize.py --treebanks en_ewt pt_bosque --seeds 0 1 2
+        python -m benchmarks tokenize --treebanks en_ewt pt_bosque --seeds 0 1 2
 """
 
 import argparse
@@ -19,12 +19,12 @@ import io
 import time
 
 import numpy as np
-from _common import conll18_scores, data_home, timed
-from _results import markdown_table, mean_sd, write_section
 
-from sklearn_structured.datasets import load_ud_treebank, write_conllu
+from sklearn_structured.datasets import write_conllu
 from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Tokenizer, segmented_text, to_document
+
+from benchmarks.base import conll18_scores, data_home, load_treebank, markdown_table, mean_sd, timed, write_section
 
 # UDPipe 1's tokeniser trained here with its defaults (../shared/REFERENCES.md)
 UDPIPE1 = {"en_ewt": (99.15, 85.61, 98.93), "pt_bosque": (99.77, 89.07, 99.66)}
@@ -44,9 +44,9 @@ def official_scores(script, gold, system):
 
 
 def run(treebank, seed, args):
-    train = load_ud_treebank(treebank, "train", as_document=True)
-    dev = load_ud_treebank(treebank, "dev", as_document=True)
-    test = load_ud_treebank(treebank, "test", as_document=True)
+    train = load_treebank(treebank, "train", as_document=True)
+    dev = load_treebank(treebank, "dev", as_document=True)
+    test = load_treebank(treebank, "test", as_document=True)
     cpu = time.process_time()
     tokenizer = Tokenizer(random_state=seed, verbose=1).fit([train], X_val=[dev])
     fit_cpu = time.process_time() - cpu
@@ -63,12 +63,12 @@ def run(treebank, seed, args):
     }
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--treebanks", nargs="+", default=["en_ewt", "pt_bosque"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--conll18-script", help="path of conll18_ud_eval.py (outside the repository)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     results = [run(treebank, seed, args) for treebank in args.treebanks for seed in args.seeds]
     rows = []
@@ -97,6 +97,3 @@ def main():
     write_section("tokenize", "Tokeniser and sentence splitter from raw text", body)
     print(body)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""Benchmark of EasyFirstBeamTagger as a FEATS tagger and a lemmatiser (issue 13, part B).
+"""Benchmark of EasyFirstBeamTagger as a FEATS tagger and a lemmatiser.
 
 For each treebank, target and seed: train on train with the default settings
 (10 epochs, ``min_feature_count=2``) at ``--beam``, then score dev and test:
@@ -18,18 +18,15 @@ results. Run with ``NUMBA_NUM_THREADS=1`` and ``SKLEARN_STRUCTURED_DATA`` set.
 import argparse
 import json
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from sklearn_structured.datasets import load_ud_treebank
 from sklearn_structured.easy_first import EasyFirstBeamTagger
 
-from _common import data_home, timed
-from _results import markdown_table, write_section
+from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+
 
 NAMES = {"upos": "UPOS", "feats": "UFeats", "lemma": "Lemma"}
 
@@ -48,7 +45,7 @@ def _accuracy(gold, predicted, mask=None):
 
 
 def run(treebank, target, seed, beam, epochs):
-    X, _ = load_ud_treebank(treebank, "train")
+    X, _ = load_treebank(treebank, "train")
     seen = {t["form"] for s in X for t in s}
     started = time.perf_counter()
     tagger = EasyFirstBeamTagger(beam_size=beam, n_epochs=epochs, target=target,
@@ -62,7 +59,7 @@ def run(treebank, target, seed, beam, epochs):
         upos = EasyFirstBeamTagger(beam_size=beam, n_epochs=epochs, target="upos",
                                    random_state=seed).fit(X)
     for split in ("dev", "test"):
-        Xe, _ = load_ud_treebank(treebank, split)
+        Xe, _ = load_treebank(treebank, split)
         gold = _gold(Xe, target)
         raw = [[{"form": t["form"]} for t in s] for s in Xe]  # forms only
         if target == "lemma":
@@ -124,7 +121,7 @@ def render(store):
     return "\n\n".join(out)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--treebanks", nargs="*", default=["en_ewt"])
     parser.add_argument("--targets", nargs="*", default=["feats", "lemma", "upos"],
@@ -133,9 +130,9 @@ def main():
     parser.add_argument("--beam", type=int, default=1)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--store", type=Path, default=Path("benchmarks"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    command = SETTINGS.command
     for treebank in args.treebanks:
         for target in args.targets:
             for seed in args.seeds:
@@ -143,8 +140,5 @@ def main():
                 result["command"] = command
                 path = args.store / f"taggers_{treebank}_{target}_beam{args.beam}_seed{seed}.json"
                 path.write_text(json.dumps(result, indent=1))
-    write_section("taggers", "Easy-first tagger: UFeats and lemmas (issue 13)", render(args.store))
+    write_section("taggers", "Easy-first tagger: UFeats and lemmas", render(args.store))
 
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
-"""DISTRO on morphological tagging (UPOS|FEATS labels, ~1,000 of them), issue 17.
+"""DISTRO on morphological tagging (UPOS|FEATS labels, ~1,000 of them).
 
-Parts 3 and 4 of issue 17:
+Three measures:
 
 1. The cost of the tag dictionary (``DistroSequenceSVM(tag_dictionary=k)``)
    against exact Viterbi over every label, on a slice of the training data
@@ -12,7 +12,7 @@ Parts 3 and 4 of issue 17:
 
 Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
 
-    NUMBA_NUM_THREADS=1 nice -n 19 python benchmarks/bench_distro_morph.py
+    NUMBA_NUM_THREADS=1 nice -n 19 python -m benchmarks distro_morph
 """
 
 import argparse
@@ -20,7 +20,6 @@ import itertools
 import os
 import time
 from collections import Counter
-from pathlib import Path
 
 # one core per fit: a threaded BLAS fighting for shared cores made each SVD of the
 # proximal step about a hundred times slower
@@ -29,12 +28,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from _common import data_home, timed  # noqa: E402
-from _results import markdown_table, write_section  # noqa: E402
 
-from sklearn_structured.datasets import load_ud_treebank  # noqa: E402
 from sklearn_structured.distro import DistroSequenceSVM  # noqa: E402
 from sklearn_structured.easy_first import EasyFirstBeamTagger  # noqa: E402
+
+from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section  # noqa: E402
 
 
 def log(*args):
@@ -42,7 +40,7 @@ def log(*args):
 
 
 def morph_tagged(name, split):
-    X, _ = load_ud_treebank(name, split)
+    X, _ = load_treebank(name, split)
     forms = [[t["form"] for t in s] for s in X]
     return forms, [[t["upos"] + "|" + t["feats"] for t in s] for s in X]
 
@@ -67,7 +65,7 @@ def run(model, X, y, X_eval, y_eval, rare):
 def coverage(model, X, y):
     """Fraction of tokens whose gold label is among their candidates, and mean candidates."""
     forms = [w for s in X for w in s]
-    candidates = model._candidates(forms)
+    candidates = model._candidates(forms)  # internal with no public form: the tag dictionary
     index = {c: i for i, c in enumerate(model.classes_.tolist())}
     hits = 0
     for t, tag in enumerate(t for s in y for t in s):
@@ -104,7 +102,8 @@ def pruning_cost(args, X, y, X_dev, y_dev, rare):
             f"among its candidates ({mean:.1f} candidates per token on average).\n\n{table}\n")
 
 
-def main():
+def arguments(argv):
+    """The command line of this measure."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--treebank", default="UD_Basque_r1.4")
     parser.add_argument("--k", type=int, default=20, help="tag dictionary minimum word count")
@@ -135,7 +134,11 @@ def main():
     parser.add_argument("--section", default=None)
     parser.add_argument("--note", default="",
                         help="paragraph written above the table (how the grids were chosen)")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     load_start = os.getloadavg()[0]
     X, y = morph_tagged(args.treebank, "train")
@@ -247,9 +250,7 @@ def write(args, parts, rows, systems, M, X, X_test, y_test, rare, load_start, ea
             f"start, {load_end:.1f} at end, 2 cores). Prediction speed includes feature "
             f"extraction.\n\n" + "\n".join(parts + [learned]))
     name = args.section or "distro_morph_" + args.treebank.lower().replace("-", "_")
-    write_section(name, f"DISTRO: morphological tagging (UPOS|FEATS), {args.treebank}", body)
-    log("written to", Path(__file__).with_name("RESULTS.md"))
+    tagger = "EasyFirstBeamTagger" if args.skip_distro else "DISTRO"
+    write_section(name, f"{tagger}: morphological tagging (UPOS|FEATS), {args.treebank}", body)
+    log("written to", SETTINGS.results)
 
-
-if __name__ == "__main__":
-    main()

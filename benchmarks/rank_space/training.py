@@ -1,4 +1,4 @@
-"""Rank-space PCFG and HMM on the Penn Treebank (issue 7, bars 3 and 4).
+"""Rank-space PCFG and HMM on the Penn Treebank.
 
 ``--part pcfg``: train RankSpacePCFG on the PTB language-model training text
 (sentences of the evaluation sample removed), select on validation
@@ -20,13 +20,13 @@ epoch (the estimator with its parameters, Adam state, learning rate and
 history, plus the minutes spent) under ``--state-dir``, outside the
 repository. The budget counts CPU minutes of the one training thread, so
 that other work on a shared machine does not eat into it (sizes trained
-before stop 40 counted wall minutes, which can only be more). Run the same
+before checkpoints kept CPU minutes counted wall minutes, which can only be more). Run the same
 command again to resume: finished sizes are
 skipped, an interrupted one continues from its last finished epoch (a
 killed process loses at most the epoch it was in, and its minutes are not
 counted). Each finished size is evaluated (the epoch with the best
-validation likelihood) and the table of the run's finished sizes is rewritten
-in RESULTS.md (one section per rank), the earlier section's rows beside it.
+validation likelihood) and its row (size and rank) is put into the
+``<part>_converge`` section of RESULTS.md, beside the rows of other runs.
 
 Every run writes its section of RESULTS.md as soon as a model is done, so a
 run cut short still leaves its finished figures. Needs SKLEARN_STRUCTURED_DATA.
@@ -37,14 +37,11 @@ import json
 import os
 import pickle
 import re
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import data_home
-from _results import markdown_table, write_section
 
 from sklearn_structured.datasets import load_ptb_lm, load_ptb_wsj_sample
 from sklearn_structured.metrics import bracket_f1
@@ -55,6 +52,8 @@ from sklearn_structured.rank_space import (
     random_binary_spans,
     right_branching_spans,
 )
+
+from benchmarks.base import SETTINGS, data_home, markdown_table, write_rows, write_section
 
 NUMBER = re.compile(r"[0-9]{1,}([,.]?[0-9]*)*")
 
@@ -72,7 +71,6 @@ def evaluation_sample(train_vocabulary):
         out_x.append([w if w in train_vocabulary else "<unk>" for w in words])
         out_spans.append(gold)
     return out_x, out_spans
-
 
 
 def pcfg_data(max_train=None):
@@ -129,20 +127,18 @@ def train_with_budget(model, train, valid, minutes, max_epochs, after_epoch):
     return seconds
 
 
+def shared_settings(args):
+    """The settings every model of a run shares, the seed fixed."""
+    return dict(rank=args.rank, embedding_dim=args.dim, random_state=0, verbose=1)
+
+
 def run_pcfg(args):
     start_load = os.getloadavg()[0]
     train, removed, valid, eval_x, eval_spans = pcfg_data(args.max_train)
     base = baselines(eval_x, eval_spans)
     right = base[0][1]
-    model = RankSpacePCFG(
-        n_nonterminals=args.nt,
-        n_preterminals=args.pt,
-        rank=args.rank,
-        embedding_dim=args.dim,
-        batch_size=args.batch_size,
-        random_state=0,
-        verbose=1,
-    )
+    model = RankSpacePCFG(n_nonterminals=args.nt, n_preterminals=args.pt, batch_size=args.batch_size,
+                          **shared_settings(args))
     curve = []
 
     def after_epoch(model, seconds):
@@ -174,7 +170,7 @@ def run_pcfg(args):
             + markdown_table(["model", "S-F1", "corpus F1", "validation PPL", "training"], rows)
             + f"\n\nBar: right-branching + 5 = {right + 5:.1f}; gap {best[4] - right - 5:+.1f} points. "
             f"{seconds / 60:.0f} minutes of training in total, {len(curve)} epoch(s), on one core of a shared "
-            f"machine (budget {args.minutes} min; the issue allows 2 hours), with NT {args.nt} / "
+            f"machine (budget {args.minutes} min; two hours at most), with NT {args.nt} / "
             f"PT {args.pt} instead of the paper's NT 9000 / PT 4500 (S-F1 64.1 on the full PTB test set).\n\n"
             "Per epoch:\n\n"
             + markdown_table(
@@ -191,16 +187,8 @@ def run_pcfg_sizes(args):
     train, removed, valid, eval_x, eval_spans = pcfg_data(args.max_train)
     rows = []
     for nt in args.sizes:
-        model = RankSpacePCFG(
-            n_nonterminals=nt,
-            n_preterminals=2 * nt,
-            rank=args.rank,
-            embedding_dim=args.dim,
-            batch_size=args.batch_size,
-            n_epochs=args.epochs,
-            random_state=0,
-            verbose=1,
-        )
+        model = RankSpacePCFG(n_nonterminals=nt, n_preterminals=2 * nt, batch_size=args.batch_size,
+                              n_epochs=args.epochs, **shared_settings(args))
         t = time.perf_counter()
         model.fit(train)
         minutes = (time.perf_counter() - t) / 60
@@ -248,21 +236,14 @@ def run_hmm(args):
             "budget, the epoch with the best likelihood on 1000 validation sentences kept. "
             f"Load average at start {start_load:.1f} (shared machine). The paper reaches 126.4 with 2^15 states "
             "and rank 4096 on a GPU; each model here trains on one CPU core within its share of the budget "
-            "(the issue allows 2 hours).\n\n"
+            "(two hours at most).\n\n"
             + markdown_table(["model", "states", "rank", "test PPL", "training minutes"], rows)
         )
         write_section("rank_space_hmm", "RankSpaceHMM: language modelling on PTB", body)
 
     for m in args.states:
-        model = RankSpaceHMM(
-            n_states=m,
-            rank=args.rank,
-            embedding_dim=args.dim,
-            batch_size=args.batch_size,
-            learning_rate=args.hmm_lr,
-            random_state=0,
-            verbose=1,
-        )
+        model = RankSpaceHMM(n_states=m, batch_size=args.batch_size, learning_rate=args.hmm_lr,
+                             **shared_settings(args))
         curve = []
 
         def after_epoch(model, seconds):
@@ -283,12 +264,16 @@ def run_hmm(args):
             )
         )
         write()
+    rows.append(hmmlearn_row(args, train, test))
+    write()
+
+
+def hmmlearn_row(args, train, test):
+    """hmmlearn's CategoricalHMM (full state space, EM) within a model's share of the budget."""
     try:
         from hmmlearn.hmm import CategoricalHMM
     except ImportError:
-        rows.append(("hmmlearn CategoricalHMM", "-", "-", "not installed", "-"))
-        write()
-        return
+        return ("hmmlearn CategoricalHMM", "-", "-", "not installed", "-")
     vocabulary = {w: i for i, w in enumerate(sorted({w for s in train for w in s} | {"<eos>"}))}
 
     def encode(sentences):
@@ -311,16 +296,8 @@ def run_hmm(args):
     minutes = (time.perf_counter() - t) / 60
     # hmmlearn has no end-of-sequence model; <eos> is an ordinary emitted token, so the counts match ours
     log_p = hmm.score(X_test, len_test)
-    rows.append(
-        (
-            f"hmmlearn CategoricalHMM (EM, {iterations} iterations)",
-            args.hmmlearn_states,
-            "full",
-            f"{np.exp(-log_p / len(X_test)):.1f}",
-            f"{minutes:.1f}",
-        )
-    )
-    write()
+    return (f"hmmlearn CategoricalHMM (EM, {iterations} iterations)", args.hmmlearn_states, "full",
+            f"{np.exp(-log_p / len(X_test)):.1f}", f"{minutes:.1f}")
 
 
 def atomic_dump(obj, path):
@@ -336,16 +313,6 @@ def atomic_dump(obj, path):
 def load(path):
     with open(path, "rb") as f:
         return pickle.load(f)
-
-
-def earlier_rows(section):
-    """The table rows of an earlier RESULTS.md section, to print beside the new ones."""
-    from _results import RESULTS
-
-    match = re.search(rf"<!-- BEGIN {section} -->(.*?)<!-- END {section} -->", RESULTS.read_text(), re.S)
-    if match is None:
-        return []
-    return [line for line in match.group(1).splitlines() if line.startswith("|")]
 
 
 def link_best(checkpoint, best_path):
@@ -432,7 +399,7 @@ def run_converge(args):
         log_file.write(line + "\n")
         log_file.flush()
 
-    log("command: " + " ".join(sys.argv))
+    log("command: " + SETTINGS.command)
     if args.part == "hmm":
         train, valid, test = load_ptb_lm("train")[: args.max_train], load_ptb_lm("valid"), load_ptb_lm("test")
         sizes = args.states
@@ -443,9 +410,8 @@ def run_converge(args):
         sizes = args.sizes
     results = {}
     for size in sizes:
-        common = dict(rank=args.rank, embedding_dim=args.dim, batch_tokens=args.batch_tokens,
-                      lr_decay=args.lr_decay, lr_patience=args.lr_patience, n_epochs=1,
-                      warm_start=True, random_state=0, verbose=1, n_jobs=1)
+        common = dict(shared_settings(args), batch_tokens=args.batch_tokens, lr_decay=args.lr_decay,
+                      lr_patience=args.lr_patience, n_epochs=1, warm_start=True, n_jobs=1)
         if args.part == "hmm":
             name = f"hmm-m{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}-lr{args.hmm_lr:g}"
             make = lambda: RankSpaceHMM(n_states=size, learning_rate=args.hmm_lr, **common)  # noqa: E731
@@ -473,12 +439,34 @@ def run_converge(args):
         write_converge_section(args, results, len(train), len(valid), len(test))
 
 
+CONVERGE_NOTE = (
+    "Neural parameterisation of dimension d, Adam, the learning rate multiplied after that many "
+    "epochs without a better validation likelihood, stopped after that many such epochs or when the "
+    "next epoch would pass the budget of a size (the settings column); the epoch with the best "
+    "validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); minutes "
+    "are the CPU minutes of finished epochs (wall minutes for a size trained before checkpoints kept "
+    "CPU minutes, which under load are more), summed over sittings (the run is checkpointed every "
+    "epoch and resumed). Other work ran on the machine throughout."
+)
+CONVERGE_NOTE_HMM = ("RankSpaceHMM, PTB LM (Mikolov): selection on the validation sentences, test perplexity "
+                     "on the test sentences (tokens incl. <eos>). " + CONVERGE_NOTE)
+CONVERGE_NOTE_PCFG = ("RankSpacePCFG, PTB LM training sentences of 2-40 words, selection on validation "
+                      "sentences, test perplexity on the PTB LM test sentences of 2 words or more (words + 1 "
+                      "per sentence), S-F1 / corpus F1 on the WSJ sample as in rank_space_pcfg. "
+                      + CONVERGE_NOTE)
+
+
 def write_converge_section(args, results, n_train, n_valid, n_test):
+    """One row per size (and rank) in the ``<part>_converge`` section, other ranks' rows kept."""
     hmm = args.part == "hmm"
-    header = (["states"] if hmm else ["NT", "PT"]) + ["rank", "epochs (best)", "minutes", "s / epoch",
-                                                       "validation PPL", "test PPL"]
+    size_columns = ["states"] if hmm else ["NT", "PT"]
+    header = size_columns + ["rank", "epochs (best)", "minutes", "s / epoch", "validation PPL", "test PPL"]
     if not hmm:
         header += ["S-F1", "corpus F1"]
+    header += ["sentences (train / valid / test)", "settings"]
+    settings = (f"d {args.dim}, up to {args.batch_tokens} tokens a batch, Adam {args.hmm_lr if hmm else 2e-3:g}, "
+                f"learning rate x{args.lr_decay} after {args.lr_patience}, stop after {args.patience}, "
+                f"{args.budget:g} min")
     rows = []
     for size, f in results.items():
         row = ([size] if hmm else [size, 2 * size]) + [
@@ -486,33 +474,14 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
             f"{f['validation_ppl']:.1f}", f"{f['test_ppl']:.1f}"]
         if not hmm:
             row += [f"{f['s_f1']:.1f}", f"{f['corpus_f1']:.1f}"]
-        rows.append(row)
+        rows.append(row + [f"{n_train} / {n_valid} / {n_test}", settings])
     earlier = "rank_space_hmm" if hmm else "rank_space_pcfg_sizes"
-    what = (f"RankSpaceHMM, PTB LM (Mikolov): {n_train} training sentences, selection on all "
-            f"{n_valid} validation sentences, test perplexity on all {n_test} test sentences "
-            "(tokens incl. <eos>)" if hmm else
-            f"RankSpacePCFG, {n_train} PTB LM training sentences of 2-40 words, selection on {n_valid} "
-            f"validation sentences, test perplexity on the {n_test} PTB LM test sentences of 2 words or more "
-            "(words + 1 per sentence), S-F1 / corpus F1 on the WSJ sample as in rank_space_pcfg")
-    body = (
-        f"{what}. Neural parameterisation (d {args.dim}), batches of up to {args.batch_tokens} tokens, "
-        f"Adam {args.hmm_lr if hmm else 2e-3:g}, learning rate x{args.lr_decay} after {args.lr_patience} "
-        f"epochs without a better validation likelihood, stopped after {args.patience} such epochs or "
-        f"when the next epoch would pass the {args.budget:g}-minute budget of a size; the epoch with the "
-        "best validation likelihood is evaluated. One thread (NUMBA_NUM_THREADS=1, one BLAS thread); "
-        "minutes are the CPU minutes of finished epochs (wall minutes for a size trained before stop 40, "
-        "which under load are more), summed over sittings (the run is checkpointed every epoch and "
-        "resumed). Other work ran on the machine throughout.\n\n"
-        + markdown_table(header, rows)
-        + f"\n\nEarlier rows (section {earlier}, shorter training):\n\n"
-        + "\n".join(earlier_rows(earlier))
-    )
-    # one section per rank: runs at different ranks keep their own tables
-    write_section(f"{earlier}_converge_r{args.rank}", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: "
-                  f"each size trained to its best validation likelihood at rank {args.rank} (issue 37)", body)
+    write_rows(f"{earlier}_converge", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: each size trained "
+               "to its best validation likelihood", header, rows, len(size_columns) + 1,
+               note=CONVERGE_NOTE_HMM if hmm else CONVERGE_NOTE_PCFG)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["pcfg", "pcfg-sizes", "hmm"], required=True)
     parser.add_argument("--converge", action="store_true")
@@ -536,7 +505,7 @@ def main():
     parser.add_argument("--hmm-lr", type=float, default=3e-3)
     parser.add_argument("--hmmlearn-states", type=int, default=128)
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_home()
     if args.converge:
         if args.part == "pcfg":
@@ -545,6 +514,3 @@ def main():
     else:
         {"pcfg": run_pcfg, "pcfg-sizes": run_pcfg_sizes, "hmm": run_hmm}[args.part](args)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,1 @@
+"""DISTRO: 20 Newsgroups, POS and morphological tagging, label geometry."""

@@ -1,0 +1,1 @@
+"""The easy-first beam parser and tagger."""

@@ -1,0 +1,1 @@
+"""Labelled parsing: labels after the tree, and jointly with it."""

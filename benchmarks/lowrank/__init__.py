@@ -1,0 +1,1 @@
+"""LowRankTensorParser: accuracy over treebanks and seeds, threads, hill climbing."""

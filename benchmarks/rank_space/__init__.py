@@ -1,0 +1,1 @@
+"""Rank-space PCFG and HMM: training, epoch time, kernel speed."""

@@ -1,0 +1,1 @@
+"""From raw text: the tokeniser, the whole pipeline, UDPipe beside it, Dask."""
