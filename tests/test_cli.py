@@ -158,8 +158,30 @@ def test_evaluate_refuses_a_prediction_of_another_text(gold_and_pred, tmp_path, 
     other = tmp_path / "other.conllu"
     write_conllu(document, other)
     assert main(["evaluate", str(gold), str(other)]) == 1
-    (line,) = _one_line_error(capsys)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    (line,) = [line for line in captured.err.splitlines() if "error:" in line]
     assert "spell different text" in line
+    assert "tokenised differently" not in captured.out and captured.out == ""
+
+
+def test_evaluate_of_another_text_tokenised_otherwise_prints_only_the_error(
+        gold_and_pred, tmp_path, capsys):
+    gold, _, _, _ = gold_and_pred
+    document = read_conllu(gold)
+    document.sentences[:] = document.sentences[5:]  # another text: not the same sentences
+    other = tmp_path / "other.conllu"
+    write_conllu(document, other)
+    assert main(["evaluate", str(gold), str(other)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "spell different text" in captured.err
+
+
+def test_evaluate_refuses_standard_input_twice(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert main(["evaluate", "-", "-"]) == 1
+    (line,) = _one_line_error(capsys)
+    assert "both be standard input" in line
 
 
 def test_evaluate_aligns_a_prediction_tokenised_otherwise(gold_and_pred, tmp_path, capsys):
