@@ -92,11 +92,13 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
         lines. A file ``output`` is then not written.
     """
     from .datasets import ConlluDocument
+    from .datasets._input_format import check_input_format
 
     kind = registry.kind_of(model)
     if kind is None:
         raise ValueError(f"a {type(model).__name__} cannot annotate CoNLL-U: give a parser, a "
                          "tagger or a parsing pipeline (make_parsing_pipeline)")
+    check_input_format(document, input_format)
     if input_format == "text":
         chunks = _tokenized(model, document, presegmented=presegmented,
                             token_ranges=token_ranges, expand_multiword=expand_multiword,

@@ -546,3 +546,21 @@ def test_scipy_stats_is_executed_only_when_used():
         "assert type(sys.modules['scipy.stats']).__name__ == 'module'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_parse_refuses_conllu_given_as_text_and_text_given_as_conllu(
+        text_model, sample_files, tmp_path, monkeypatch, capsys, stdin):
+    _, conllu = sample_files
+    text = tmp_path / "in.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    for given, flags, hint in [(conllu, ["--input-format", "text"], "drop --input-format text"),
+                               (text, [], "--input-format text")]:
+        source = str(given)
+        if stdin:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(given.read_bytes())))
+            source = "-"
+        out = tmp_path / "out.conllu"
+        assert main(["parse", "--model", str(text_model), *flags, source, "-o", str(out)]) == 1
+        (line,) = _one_line_error(capsys)
+        assert hint in line and not out.exists()
