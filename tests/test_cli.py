@@ -564,3 +564,54 @@ def test_parse_refuses_conllu_given_as_text_and_text_given_as_conllu(
         assert main(["parse", "--model", str(text_model), *flags, source, "-o", str(out)]) == 1
         (line,) = _one_line_error(capsys)
         assert hint in line and not out.exists()
+
+
+def _train(args, tmp_path, name, capsys):
+    out = tmp_path / name
+    assert main(["train", *args, "--out", str(out)]) == 0
+    return out.read_bytes(), capsys.readouterr().err
+
+
+@pytest.mark.parametrize("estimator", [
+    ["--estimator", "lowrank", "--param", "rank=4", "--param", "n_epochs=1",
+     "--param", "init='random'"],
+    ["--estimator", "easyfirst", "--param", "n_epochs=1", "--param", "beam_size=1"],
+    ["--estimator", "pipeline", "--parser", "easyfirst", "--targets", "upos", "--n-folds", "2",
+     "--param", "n_epochs=1", "--tagger-param", "n_epochs=1", "--tokenizer-param",
+     "n_epochs=1", "--max-sentences", "60"],
+])
+def test_two_trainings_give_the_same_model_file_and_the_seed_changes_it(
+        estimator, sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    args = ["--train", str(train), *estimator]
+    first, err = _train(args, tmp_path, "a.model", capsys)
+    second, _ = _train(args, tmp_path, "b.model", capsys)
+    assert first == second
+    assert "seed 0" in err
+    other, err = _train([*args, "--seed", "7"], tmp_path, "c.model", capsys)
+    assert "seed 7" in err and other != first
+    loaded = load_model(tmp_path / "c.model")
+    seeds = ([loaded.random_state] if not hasattr(loaded, "tokenizer_") else
+             [loaded.tokenizer_.random_state,
+              *(step.random_state for _, step in loaded.annotator_.steps[1:])])
+    assert seeds and set(seeds) == {7}
+
+
+def test_a_random_state_param_wins_over_the_seed(sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    _train(["--train", str(train), "--estimator", "easyfirst", "--param", "n_epochs=1",
+            "--param", "random_state=3", "--seed", "7"], tmp_path, "m.model", capsys)
+    assert load_model(tmp_path / "m.model").random_state == 3
+
+
+def test_max_sentences_caps_the_training_sentences(sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    _, err = _train(["--train", str(train), "--estimator", "easyfirst-tagger", "--param",
+                     "n_epochs=1", "--max-sentences", "25"], tmp_path, "m.model", capsys)
+    assert "training on the first 25 of 300 sentences" in err
+    model = load_model(tmp_path / "m.model")
+    assert model.history_[0]["loss"] is not None
+    assert main(["train", "--train", str(train), "--max-sentences", "0", "--out",
+                 str(tmp_path / "n.model")]) == 1
+    (line,) = _one_line_error(capsys)
+    assert "--max-sentences must be at least 1" in line
