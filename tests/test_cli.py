@@ -615,3 +615,35 @@ def test_max_sentences_caps_the_training_sentences(sample_files, tmp_path, capsy
                  str(tmp_path / "n.model")]) == 1
     (line,) = _one_line_error(capsys)
     assert "--max-sentences must be at least 1" in line
+
+
+def test_epochs_are_numbered_as_n_epochs_counts_them(sample_files, tmp_path, capsys):
+    train, test = sample_files
+    _, err = _train(["--train", str(train), "--dev", str(test), "--estimator", "lowrank",
+                     "--param", "rank=4", "--param", "n_epochs=3", "--max-sentences", "60"],
+                    tmp_path, "m.model", capsys)
+    lines = [line for line in err.splitlines() if line.startswith("[LowRankTensorParser]")]
+    labels = [line.split("]", 1)[1].split(":", 1)[0].strip() for line in lines]
+    assert labels == ["init (gamma=1)", "epoch 1", "epoch 2", "epoch 3"]
+    # the LAS of labels not trained yet is no score to read: left out of the init line
+    assert "validation score" not in lines[0]
+    assert all("validation score" in line for line in lines[1:])
+
+
+class _Stdin(io.BytesIO):
+    name = "<stdin>"  # as sys.stdin.buffer names itself
+
+
+def test_messages_count_sentences_from_1_and_name_standard_input_one_way(
+        sample_files, tmp_path, monkeypatch, capsys):
+    _, test = sample_files
+    document = read_conllu(test)
+    words = document[2].words
+    words[[row[6] for row in words].index("0") - 1][6] = "0"  # two roots in the third sentence
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(_Stdin(write_conllu(document).encode())))
+    assert main(["train", "--train", "-", "--estimator", "easyfirst",
+                 "--out", str(tmp_path / "m.model")]) == 1
+    captured = capsys.readouterr()
+    (line,) = [line for line in captured.err.splitlines() if "error:" in line]
+    assert f"standard input:{document[2].line}-" in line and "(sentence 3)" in line
+    assert "<stdin>" not in captured.err and "reading standard input" in captured.err
