@@ -264,7 +264,7 @@ def test_a_model_fitted_before_later_templates_scores_with_its_own(sample, n_tem
     text = "Write to someone@example.com or see www.example.org/a-b today. Thanks!"
     encoded = _Text(text, np.zeros(0, np.int64))
     labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
-                            np.zeros(len(text), bool), old._row_positions(), old.kept_weights_, old.n_features - 1,
+                            old._row_positions(), old.kept_weights_, old.n_features - 1,
                             n_templates)
     _keep_web_addresses(text, labels)
     spans, _ = label_spans(labels, encoded.classes)
@@ -356,6 +356,8 @@ JOINING_TEXTS = [
     "\u0939\u093f\u0902\u0926\u0940 text (Mc and Mn marks) and 1\u20dd enclosed.",
     "mi\u200cxed zero\u200bwidth and a\ufeffBOM inside, \ufeffstarting one.",
     "\u0301A mark starts the text; ( \u0301 ) stands alone; \"\u0308o\".",
+    "See \u202ehttp://example.org/a\u202c or (\u200fwww.example.org\u200f).",  # addresses
+    "\ufeffA byte-order mark first, then Arabic \u0643\u064e\u062a\u064e\u0628\u064e.",
 ]
 
 

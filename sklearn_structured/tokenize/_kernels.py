@@ -17,7 +17,7 @@ multiclass averaged perceptron.
 Text arrives as arrays of one entry per character: ``codes`` (the
 lower-cased code point), ``classes`` (see ``CLASS_*``) and, for decoding,
 ``joins`` (see ``JOINS_*``): a combining mark or a format character never
-starts a token, whatever the weights say. The per-character
+starts a token, whatever the weights say (see unbreakable_characters). The per-character
 context is one int64 array of shape (n, ``N_CONTEXT``), columns ``CTX_*``.
 """
 
@@ -422,20 +422,18 @@ def unbreakable_characters(joins, classes):
 
 
 @njit(cache=True, nogil=True)
-def predict_labels(codes, classes, context, unbreakable, positions, weights, mask, n_templates):
+def predict_labels(codes, classes, context, positions, weights, mask, n_templates):
     """The label of every character (white space gets INSIDE), from the first
     ``n_templates`` templates (those the weights were fitted with).
 
-    ``unbreakable`` (see unbreakable_characters) marks the characters that are
-    INSIDE whatever the weights say. ``positions`` gives each row of the hashed
-    table (of ``mask + 1`` rows) its row in ``weights``, 0 (a row of zeros) for
-    a row that training left at zero.
+    ``positions`` gives each row of the hashed table (of ``mask + 1`` rows) its
+    row in ``weights``, 0 (a row of zeros) for a row that training left at zero.
     """
     n = len(codes)
     labels = np.zeros(n, np.int8)
     rows = np.empty(n_templates, np.int64)
     for i in range(n):
-        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE or unbreakable[i]:
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
             continue
         lowest, forced = _labels_allowed(i, classes, context)
         if forced >= 0:

@@ -368,10 +368,12 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         if not hasattr(self, "kept_rows_"):  # saved before the compact form
             self.kept_rows_, self.kept_weights_ = _kept_rows(self.weights_)
         labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
-                                unbreakable_characters(encoded.joins, encoded.classes),
                                 self._row_positions(), self.kept_weights_,
                                 self.n_features - 1, n_templates)
         _keep_web_addresses(text, labels)
+        # each character is labelled on its own: the constraint applies afterwards, and
+        # to the ends that keeping a web address whole would make, too
+        labels[unbreakable_characters(encoded.joins, encoded.classes)] = INSIDE
         spans, last_tokens = label_spans(labels, encoded.classes)
         if presegmented and len(spans):
             # a sentence is a line: it ends at the last token before each line break
