@@ -311,6 +311,10 @@ def test_saving_into_a_missing_folder_names_the_path(sample, tmp_path):
         save_model(_fitted("tagger", sample), path)
     assert info.value.filename == str(path)
     assert ".tmp-" not in str(info.value)
+    with pytest.raises(IsADirectoryError) as info:
+        save_model(_fitted("tagger", sample), tmp_path)
+    assert info.value.filename == str(tmp_path) and ".tmp-" not in str(info.value)
+    assert os.listdir(tmp_path) == []
 
 
 def test_failed_save_leaves_the_existing_model_intact(sample, tmp_path, monkeypatch):

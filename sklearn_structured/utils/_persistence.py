@@ -32,6 +32,7 @@ an existing model intact.
 """
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -473,6 +474,8 @@ def atomic_path(path):
     is removed and an existing file at ``path`` is left as it was.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):  # os.replace would name the temporary file
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file to write", path)
     directory, name = os.path.split(os.path.abspath(path))
     suffix = name[name.index("."):] if "." in name else ""
     try:
