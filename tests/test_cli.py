@@ -573,8 +573,7 @@ def _train(args, tmp_path, name, capsys):
 
 
 @pytest.mark.parametrize("estimator", [
-    ["--estimator", "lowrank", "--param", "rank=4", "--param", "n_epochs=1",
-     "--param", "init='random'"],
+    ["--estimator", "lowrank", "--param", "rank=4", "--param", "n_epochs=1"],
     ["--estimator", "easyfirst", "--param", "n_epochs=1", "--param", "beam_size=1"],
     ["--estimator", "pipeline", "--parser", "easyfirst", "--targets", "upos", "--n-folds", "2",
      "--param", "n_epochs=1", "--tagger-param", "n_epochs=1", "--tokenizer-param",
@@ -611,10 +610,12 @@ def test_max_sentences_caps_the_training_sentences(sample_files, tmp_path, capsy
     assert "training on the first 25 of 300 sentences" in err
     model = load_model(tmp_path / "m.model")
     assert model.history_[0]["loss"] is not None
-    assert main(["train", "--train", str(train), "--max-sentences", "0", "--out",
-                 str(tmp_path / "n.model")]) == 1
-    (line,) = _one_line_error(capsys)
-    assert "--max-sentences must be at least 1" in line
+    for option, message in [("--max-sentences=0", "--max-sentences must be at least 1"),
+                            ("--seed=-1", "--seed must be from 0")]:
+        assert main(["train", "--train", str(train), option, "--out",
+                     str(tmp_path / "n.model")]) == 1
+        (line,) = _one_line_error(capsys)
+        assert message in line
 
 
 def test_epochs_are_numbered_as_n_epochs_counts_them(sample_files, tmp_path, capsys):

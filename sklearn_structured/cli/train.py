@@ -122,6 +122,8 @@ def run(args):
 
     if args.max_sentences is not None and args.max_sentences < 1:
         raise CommandError(f"--max-sentences must be at least 1, got {args.max_sentences}")
+    if not 0 <= args.seed < 2**32:  # what a random_state may be
+        raise CommandError(f"--seed must be from 0 to 2**32 - 1, got {args.seed}")
     check_output_path(args.out)
     estimator, fit = _build(args)
     print(f"seed {args.seed} (--seed changes it)", file=sys.stderr)
