@@ -105,3 +105,33 @@ def test_text_given_as_conllu_gets_the_hint(fitted, text, tmp_path):
         parse(fitted, path)
     stream = io.StringIO(text)
     assert len(parse(fitted, stream, input_format="text")) >= 1
+
+
+class _Trickle(io.RawIOBase):
+    """A pipe that hands over a few bytes a read, as standard input may."""
+
+    def __init__(self, data, size):
+        self.data, self.size = data, size
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        piece, self.data = self.data[:self.size], self.data[self.size:]
+        buffer[:len(piece)] = piece
+        return len(piece)
+
+
+@pytest.mark.parametrize("size", [3, 17, 40, 10**6])
+def test_a_stream_looked_at_before_a_line_is_whole_is_judged_by_its_whole_lines(size):
+    from sklearn_structured.datasets._input_format import check_input_format
+
+    stream = io.BufferedReader(_Trickle(CONLLU.encode(), size))
+    check_input_format(stream, "conllu")  # valid CoNLL-U, however it trickles in
+    assert stream.read() == CONLLU.encode()  # and nothing consumed
+    stream = io.BufferedReader(_Trickle(CONLLU.encode(), size))
+    if size > len(CONLLU.split("\n1\t")[0]) + 50:  # a whole word line came with the first read
+        with pytest.raises(ValueError, match="is CoNLL-U, not raw text"):
+            check_input_format(stream, "text")
+    else:
+        check_input_format(stream, "text")

@@ -24,25 +24,29 @@ _WORD_LINE = re.compile(_ID + r"[^\t\n]*(\t[^\t\n]*){8}\r?")
 
 
 def _head(source):
-    """The first characters of ``source`` (a path or a file object), leaving a file
-    object where it was; None when they cannot be read so (the reader reports why)."""
+    """``(text, whole)``: the first characters of ``source`` (a path or a file object),
+    leaving a file object where it was, and whether they are the whole input; None
+    when they cannot be read so (the reader then reports why)."""
     try:
         if isinstance(source, (str, os.PathLike)):
             with open_text(source) as file:
-                return file.read(_HEAD)
+                text = file.read(_HEAD)
+            return text, len(text) < _HEAD
         if hasattr(source, "peek"):  # a buffered binary stream, standard input's too
-            data = source.peek(_HEAD)[:_HEAD]
+            # what the stream holds so far: maybe not up to the end of a line
+            data, whole = source.peek(_HEAD)[:_HEAD], False
         elif source.seekable():
             position = source.tell()
             data = source.read(_HEAD)
             source.seek(position)
+            whole = len(data) < _HEAD
         else:
             return None
     except (OSError, ValueError, EOFError, lzma.LZMAError, AttributeError):
         return None
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
-    return data
+    return data, whole
 
 
 def check_input_format(source, input_format):
@@ -54,11 +58,12 @@ def check_input_format(source, input_format):
     without consuming it, is let through).
     """
     head = _head(source) if isinstance(source, (str, os.PathLike, io.IOBase)) else None
-    if not head:
+    if head is None:
         return
-    lines = head.lstrip("\ufeff").split("\n")
-    if len(head) == _HEAD and len(lines) > 1:
-        lines.pop()  # cut short
+    text, whole = head
+    lines = text.lstrip("\ufeff").split("\n")
+    if not whole:
+        lines.pop()  # maybe cut short
     name = source_name(source)
     for number, line in enumerate(lines, start=1):
         # CoNLL-U begins with comments and blank lines, then a word line
