@@ -13,6 +13,7 @@ from .annotation import as_annotator
 from .datasets import ConlluDocument, write_conllu
 from .datasets._base import open_text, source_name
 from .datasets._conllu import read_conllu_batches
+from .datasets._input_format import check_input_format
 from .pipeline import TextPipeline
 from .tokenize._reader import TextReader, text_documents
 from .tokenize._text import MAX_SENTENCE_LENGTH
@@ -83,6 +84,7 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
         lines. A file ``output`` is then not written.
     """
     annotator = as_annotator(model)
+    check_input_format(document, input_format)
     if input_format == "text":
         if not isinstance(model, TextPipeline):
             raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give "

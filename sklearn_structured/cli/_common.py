@@ -98,6 +98,28 @@ def read_document(path):
     return document
 
 
+def add_seed_and_size_arguments(parser):
+    """``--seed`` and ``--max-sentences``, the options of a reproducible (quick) training."""
+    parser.add_argument(
+        "--seed", type=int, default=0,
+        help="random_state of every step (tokeniser, taggers, parser), so that two runs "
+        "train the same model; a random_state given by --param, --tagger-param or "
+        "--tokenizer-param wins for its step")
+    parser.add_argument("--max-sentences", type=int, metavar="N",
+                        help="train on the first N sentences of --train only (a quick trial)")
+
+
+def first_sentences(document, max_sentences):
+    """The first ``max_sentences`` sentences of ``document`` (all for None), saying so on
+    stderr when that leaves some out."""
+    if max_sentences is None:
+        return document
+    if max_sentences < len(document):
+        print(f"training on the first {max_sentences} of {len(document)} sentences "
+              "(--max-sentences)", file=sys.stderr)
+    return document[:max_sentences]
+
+
 def check_output_path(path):
     """Fail before any work if ``path`` cannot be written."""
     directory = os.path.dirname(os.path.abspath(path))

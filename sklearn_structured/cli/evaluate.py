@@ -2,7 +2,7 @@
 returns, and the CoNLL 2018 figures of :func:`sklearn_structured.metrics.aligned_scores`."""
 
 from ..fields import COLUMN_INDEX, FORM, HEAD, TAG_FIELDS
-from ._common import read_document
+from ._common import CommandError, read_document
 
 # the tag figures, by evaluate's keys, under the names of the CoNLL 2018 shared task
 _TAG_NAMES = dict(zip(TAG_FIELDS, ("UPOS", "XPOS", "UFeats", "Lemma")))
@@ -19,7 +19,8 @@ DESCRIPTION = (
 
 def add_arguments(p):
     p.add_argument("gold", help="gold CoNLL-U file ('-' for standard input)")
-    p.add_argument("pred", help="predicted CoNLL-U file")
+    p.add_argument("pred", help="predicted CoNLL-U file ('-' for standard input, when GOLD "
+                   "is a file)")
     p.add_argument("--punct", choices=("exclude", "include"), default="exclude",
                    help="score words whose gold UPOS is PUNCT or not")
 
@@ -55,11 +56,16 @@ def _percent(value):
 def run(args):
     from ..metrics import aligned_scores, evaluate
 
+    if args.gold == args.pred == "-":
+        raise CommandError("GOLD and PRED cannot both be standard input ('-'): give at least "
+                           "one of them as a file")
     gold, pred = read_document(args.gold), read_document(args.pred)
     if not _same_words(gold, pred):
-        # a prediction from raw text: only the aligned figures exist
+        # a prediction from raw text: only the aligned figures exist, and none at all
+        # (an error, with nothing printed before it) when PRED is of another text
+        scores = aligned_scores(gold, pred, gold_name=args.gold, system_name=args.pred)
         print("PRED is tokenised differently from GOLD: the CoNLL 2018 figures only")
-        _print_conll18(aligned_scores(gold, pred, gold_name=args.gold, system_name=args.pred))
+        _print_conll18(scores)
         return 0
     by_punct = {punct: evaluate(gold, pred, punct=punct) for punct in ("exclude", "include")}
     scores = by_punct[args.punct]

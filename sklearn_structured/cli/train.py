@@ -7,8 +7,9 @@ import warnings
 
 from .. import registry
 from ..fields import DEFAULT_TARGETS
-from ._common import (PICKLE_WARNING, CommandError, check_output_path, check_params,
-                      parse_params, read_document)
+from ._common import (PICKLE_WARNING, CommandError, add_seed_and_size_arguments,
+                      check_output_path, check_params, first_sentences, parse_params,
+                      read_document)
 
 HELP = "train a parser, a tagger or a pipeline (raw text to CoNLL-U) on a CoNLL-U file and save it"
 DESCRIPTION = ("Train a parser (HEAD and, when every word has one, DEPREL), a tagger (its target "
@@ -41,6 +42,7 @@ def add_arguments(p):
     p.add_argument("--tokenizer-param", action="append", metavar="KEY=VALUE",
                    help="parameter of a pipeline's tokeniser, repeatable")
     p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
+    add_seed_and_size_arguments(p)
     p.set_defaults(interrupted="; model not written")
 
 
@@ -51,7 +53,7 @@ def _build(args):
             raise CommandError("--tagger-param and --tokenizer-param apply only to "
                                "--estimator pipeline")
         estimator = registry.estimator_class(args.estimator)(
-            **{"verbose": 1, **parse_params(args.param, args.estimator)})
+            **{"verbose": 1, "random_state": args.seed, **parse_params(args.param, args.estimator)})
         check_params(estimator)
         return estimator, estimator.fit
     from ..pipeline import TextPipeline, make_parsing_pipeline
@@ -63,23 +65,25 @@ def _build(args):
     try:
         pipeline = make_parsing_pipeline(
             args.parser, tuple(t.strip() for t in args.targets.split(",") if t.strip()),
-            tagger_params=tagger_params, n_folds=args.n_folds,
+            tagger_params=tagger_params, n_folds=args.n_folds, random_state=args.seed,
             parser_params={"verbose": 1, **parse_params(args.param, args.parser)})
     except ValueError as error:
         raise CommandError(str(error)) from None
-    tokenizer = Tokenizer(**{"verbose": 1, **parse_params(args.tokenizer_param, "Tokenizer")})
+    tokenizer = Tokenizer(**{"verbose": 1, "random_state": args.seed,
+                             **parse_params(args.tokenizer_param, "Tokenizer")})
     check_params(tokenizer, *(step for _, step in pipeline.steps
                               if step.role in (registry.TAGGER, registry.PARSER)))
     model = TextPipeline(tokenizer, pipeline)
     return model, model.fit
 
 
-def _treebank(path):
-    """``(X, y)`` of a CoNLL-U file; ``y`` holds ``(heads, deprels)`` pairs when every
-    word has a DEPREL, heads alone (with a note on stderr) otherwise."""
+def _treebank(path, max_sentences=None):
+    """``(X, y)`` of a CoNLL-U file (its first ``max_sentences``); ``y`` holds ``(heads,
+    deprels)`` pairs when every word has a DEPREL, heads alone (with a note on stderr)
+    otherwise."""
     from ..datasets import load_conllu
 
-    document = read_document(path)
+    document = first_sentences(read_document(path), max_sentences)
     labelled = document.has_deprels()
     if not labelled:
         print(f"{path}: some words have no DEPREL ('_'); using the heads only", file=sys.stderr)
@@ -98,11 +102,31 @@ def _quiet(estimator):
                             if key == "verbose" or key.endswith("__verbose")})
 
 
+def _without_timings(estimator):
+    """Clear the seconds of every training record (``history_``) of the model, its steps'
+    and its fitted parts' too: a model file depends on the data, the parameters and the
+    seed, not on the machine's speed, so that two runs write the same bytes."""
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+
+    for record in getattr(estimator, "history_", ()):
+        record.update(seconds=None, elapsed=None)
+    parts = ([step for _, step in estimator.steps] if isinstance(estimator, Pipeline)
+             else [value for value in vars(estimator).values() if isinstance(value, BaseEstimator)])
+    for part in parts:
+        _without_timings(part)
+
+
 def run(args):
     from ..utils import atomic_path, save_model
 
+    if args.max_sentences is not None and args.max_sentences < 1:
+        raise CommandError(f"--max-sentences must be at least 1, got {args.max_sentences}")
+    if not 0 <= args.seed < 2**32:  # what a random_state may be
+        raise CommandError(f"--seed must be from 0 to 2**32 - 1, got {args.seed}")
     check_output_path(args.out)
     estimator, fit = _build(args)
+    print(f"seed {args.seed} (--seed changes it)", file=sys.stderr)
     start = time.perf_counter()
     with warnings.catch_warnings():
         # a step that is skipped (a column the training file leaves empty) says so at once
@@ -110,10 +134,10 @@ def run(args):
         warnings.showwarning = lambda message, *_, **__: print(f"notice: {message}",
                                                                file=sys.stderr)
         if estimator.role == registry.PIPELINE:  # learns from the documents
-            fit([read_document(args.train)],
+            fit([first_sentences(read_document(args.train), args.max_sentences)],
                 X_val=[read_document(args.dev)] if args.dev else None)
         else:
-            X, y = _treebank(args.train)
+            X, y = _treebank(args.train, args.max_sentences)
             X_val, y_val = _treebank(args.dev) if args.dev else (None, None)
             if estimator.role == registry.TAGGER:  # it learns a column of X
                 y, y_val = (None if X_ is None else [[token[estimator.target] for token in s]
@@ -121,6 +145,7 @@ def run(args):
             fit(X, y, X_val=X_val, y_val=y_val)
     print(f"trained in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     _quiet(estimator)
+    _without_timings(estimator)
     if args.format == "joblib":
         import joblib
 

@@ -53,7 +53,9 @@ def source_name(path_or_file):
     """A name for error messages: the path, or the file object's name."""
     if isinstance(path_or_file, (str, os.PathLike)):
         return os.fspath(path_or_file)
-    return str(getattr(path_or_file, "name", "<stream>"))
+    name = str(getattr(path_or_file, "name", "<stream>"))
+    # the command line's wording, in messages that name sys.stdin (or its buffer) too
+    return "standard input" if name == "<stdin>" else name
 
 
 def _is_binary(file):

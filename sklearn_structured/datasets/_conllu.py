@@ -388,14 +388,15 @@ class ConlluDocument:
 
 
 def _where(source, index, sentence, row=None):
-    """Where sentence ``index`` (and its ``row``) is: file lines, or its position."""
+    """Where sentence ``index`` (and its ``row``) is: file lines, or its position (counted
+    from 1, as lines and rows are)."""
     name = source or "<document>"
     if sentence.line is None:
-        return f"{name}: sentence {index}" + ("" if row is None else f", row {row + 1}")
+        return f"{name}: sentence {index + 1}" + ("" if row is None else f", row {row + 1}")
     if row is not None:
         return f"{name}:{sentence.row_line(row)}"
     last = sentence.row_line(len(sentence.rows) - 1)
-    return f"{name}:{sentence.line}-{last} (sentence {index})"
+    return f"{name}:{sentence.line}-{last} (sentence {index + 1})"
 
 
 def _text_field(value, where, index, kind, m):

@@ -1,5 +1,6 @@
 """Universal Dependencies treebanks: local copies and the sample shipped in the package."""
 
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -8,6 +9,8 @@ from ._conllu import ConlluDocument, load_conllu, read_conllu
 
 SPLITS = ("train", "dev", "test")
 _SUFFIXES = (".conllu", ".conllu.xz", ".conllu.gz")
+# a folder of an older release of a treebank, beside the current one: UD_Swedish-LinES_r2.4
+_OLDER_RELEASE = re.compile(r"_r\d+(\.\d+)*$")
 
 SAMPLE_FILES = {
     "train": "en_ewt-ud-sample-train.conllu.gz",
@@ -20,6 +23,16 @@ def _treebank_roots(data_home):
     ``data_home`` itself (a UD release, or the ``ud`` folder given directly)."""
     home = Path(get_data_home(data_home))
     return [home / "ud", home]
+
+
+def _older_release_only(name, split, files):
+    """The error for a split that only folders of older releases hold."""
+    listed = "\n  ".join(map(str, files))
+    return FileNotFoundError(
+        f"no {split} file for treebank {name!r} in its current release; an older release "
+        f"holds one:\n  {listed}\npass that release's directory name "
+        f"(e.g. {files[0].parent.name!r}) to use it"
+    )
 
 
 def _ud_file(name, split, data_home):
@@ -42,27 +55,34 @@ def _ud_file(name, split, data_home):
                 candidates.append(folder / f"*-ud-{split}.conllu[.xz|.gz]")
             else:
                 candidates.append(folder)
+        older = [p for root in roots for p in sorted(root.glob(f"{name}_r*/*-ud-{split}.conllu*"))
+                 if _OLDER_RELEASE.search(p.parent.name) and p.name.endswith(_SUFFIXES)]
+        if older:
+            raise _older_release_only(name, split, older)
         return find_file(candidates, f"the {split} file of treebank {name!r}", data_home)
     # a file prefix such as "en_ewt": search every treebank directory for it
     stem = f"{name}-ud-{split}"
-    matches = []
+    current, older = [], []
     for root in roots:
         if root.is_dir():
             for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-                matches += [folder / (stem + s) for s in _SUFFIXES if (folder / (stem + s)).is_file()]
-    if len(matches) > 1:
-        listed = "\n  ".join(map(str, matches))
+                found = [folder / (stem + s) for s in _SUFFIXES if (folder / (stem + s)).is_file()]
+                (older if _OLDER_RELEASE.search(folder.name) else current).extend(found)
+    if len(current) > 1:
+        listed = "\n  ".join(map(str, current))
         raise ValueError(
             f"{name!r} matches several {split} files:\n  {listed}\n"
             "pass the treebank's directory name (e.g. 'UD_English-EWT') to choose one"
         )
-    if not matches:
-        looked = ", ".join(f"{root}/*/{stem}[.conllu|.conllu.xz|.conllu.gz]" for root in roots)
-        raise FileNotFoundError(
-            f"no {split} file for treebank {name!r}; looked for {looked}.\n"
-            f"{describe_data_home(data_home)}."
-        )
-    return matches[0]
+    if current:
+        return current[0]
+    if older:
+        raise _older_release_only(name, split, older)
+    looked = ", ".join(f"{root}/*/{stem}[.conllu|.conllu.xz|.conllu.gz]" for root in roots)
+    raise FileNotFoundError(
+        f"no {split} file for treebank {name!r}; looked for {looked}.\n"
+        f"{describe_data_home(data_home)}."
+    )
 
 
 def load_ud_treebank(name, split="train", data_home=None, *, labelled=False, as_document=False,
@@ -73,7 +93,13 @@ def load_ud_treebank(name, split="train", data_home=None, *, labelled=False, as_
     ----------
     name : str
         The treebank's directory name (``"UD_English-EWT"``) or its file prefix
-        (``"en_ewt"``).
+        (``"en_ewt"``). A prefix finds the split in the current release of the
+        treebank, never in a folder of an older release beside it (named
+        ``<directory>_r<version>``, such as ``UD_Swedish-LinES_r2.4``): the
+        splits of two releases may share sentences, and figures on a mix of
+        releases compare with nobody's. Such a folder is read when asked for
+        by its name; when only an older release has the split, the error
+        names it.
     split : {"train", "dev", "test"}, default="train"
     data_home : str or path-like, default=None
         A folder holding ``ud/<treebank directory>/``, or a folder with one
@@ -98,9 +124,10 @@ def load_ud_treebank(name, split="train", data_home=None, *, labelled=False, as_
     ------
     FileNotFoundError
         When no file is found; the message lists where it looked and how to
-        point the loader elsewhere.
+        point the loader elsewhere, or the older releases that hold the split.
     ValueError
-        For an unknown split, or a prefix matching files in several directories.
+        For an unknown split, or a prefix matching files in the directories of
+        several current treebanks.
     """
     path = _ud_file(name, split, data_home)
     if as_document:

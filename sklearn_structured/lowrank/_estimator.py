@@ -116,21 +116,34 @@ class _PassiveAggressiveEpochs(EpochTrainer):
     def __init__(self, parser, data, heads, labels):
         self.parser, self.data, self.heads, self.labels = parser, data, heads, labels
         self.history = parser.history_
+        # the pass just made was the initialisation, before the labels' first epoch
+        self.labels_untrained = False
 
     def train_epoch(self):
         parser = self.parser
+        self.labels_untrained = False
         if not parser.tensor_initialised_:
             loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
             parser._initialise_tensor(self.data, self.heads, pred)
+            self.labels_untrained = self.labels is not None
             return EpochResult("init (gamma=1)", loss, (("cost-augmented training UAS", train_uas),))
         loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
         fields = (("cost-augmented training UAS", train_uas),)
         if self.labels is not None:
             labels = self.labels.train_epoch()
             fields += (("label error rate", labels.loss), *labels.fields)
-        return EpochResult(f"epoch {parser.n_iter_}", loss, fields)
+        # the epochs of the model proper, as n_epochs counts them: the init pass is not one
+        return EpochResult(f"epoch {parser.n_iter_ - self.init_passes}", loss, fields)
+
+    @property
+    def init_passes(self):
+        """The passes of ``n_iter_`` that were the tensor-free initialisation (0 or 1)."""
+        return int(self.parser.init == "svd" and self.parser.gamma != 1)
 
     def validation_score(self, validation):
+        if self.labels_untrained:
+            # the LAS of labels not yet trained (about 0.05) says nothing: not scored
+            return None
         # the prediction weights are made only when used: averaging and
         # rounding every table per pass took a fifth of the demo's training
         self.parser._store_prediction_weights()
@@ -152,7 +165,7 @@ class _PassiveAggressiveEpochs(EpochTrainer):
 
 
 class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimator):
-    """First-order dependency parser with low-rank tensor arc scores (Lei et al., 2014).
+    """Dependency parser with low-rank tensor arc scores (Lei et al., 2014), first or third order.
 
     The score of an arc h -> m is
 

@@ -14,8 +14,10 @@ in the stretch between two chunks that end in final punctuation, and whether
 the next word is capitalised and known in lower case. The weights are a
 multiclass averaged perceptron.
 
-Text arrives as two arrays of one entry per character: ``codes`` (the
-lower-cased code point) and ``classes`` (see ``CLASS_*``). The per-character
+Text arrives as arrays of one entry per character: ``codes`` (the
+lower-cased code point), ``classes`` (see ``CLASS_*``) and, for decoding,
+``joins`` (see ``JOINS_*``): a combining mark or a format character never
+starts a token, whatever the weights say (see unbreakable_characters). The per-character
 context is one int64 array of shape (n, ``N_CONTEXT``), columns ``CTX_*``.
 """
 
@@ -29,6 +31,9 @@ N_LABELS = 3
 
 CLASS_LOWER, CLASS_UPPER, CLASS_LETTER, CLASS_DIGIT = 0, 1, 2, 3
 CLASS_FINAL_PUNCT, CLASS_PUNCT, CLASS_SPACE, CLASS_NEWLINE, CLASS_OUTSIDE = 4, 5, 6, 7, 8
+# bits of what a character joins, whatever the model says: the character before it
+# (a combining mark, a format character) and the one after it (a zero-width joiner)
+JOINS_PREVIOUS, JOINS_NEXT = 1, 2
 
 # context columns: hashes of the chunk's characters up to and after this one
 # (at most PART characters each), their lengths and shapes (classes, runs
@@ -392,6 +397,28 @@ def perceptron_epoch(order, segments, codes, classes, context, gold, weights, su
                     sums[r, gold[i]] += c
                     sums[r, predicted] -= c
     return mistakes
+
+
+@njit(cache=True, nogil=True)
+def unbreakable_characters(joins, classes):
+    """Whether each character must stay inside its token, given ``joins`` (JOINS_* bits
+    of each character): the next one, in the same chunk, belongs to it (a combining
+    mark or a format character), or it joins the next one (a zero-width joiner), or
+    it and all before it in its chunk belong to a character that is not there (a
+    chunk that begins with a mark): they go with what follows, never a token alone."""
+    n = len(classes)
+    out = np.zeros(n, np.bool_)
+    chunk_start, leading = True, False
+    for i in range(n):
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            chunk_start = True
+            continue
+        leading = (joins[i] & JOINS_PREVIOUS) != 0 and (chunk_start or leading)
+        chunk_start = False
+        if i + 1 < n and classes[i + 1] != CLASS_SPACE and classes[i + 1] != CLASS_NEWLINE:
+            out[i] = ((joins[i + 1] & JOINS_PREVIOUS) != 0 or (joins[i] & JOINS_NEXT) != 0
+                      or leading)
+    return out
 
 
 @njit(cache=True, nogil=True)

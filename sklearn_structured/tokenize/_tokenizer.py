@@ -34,6 +34,8 @@ from ._kernels import (
     CLASS_SPACE,
     CLASS_UPPER,
     INSIDE,
+    JOINS_NEXT,
+    JOINS_PREVIOUS,
     N_LABELS,
     N_TEMPLATES,
     N_TEMPLATES_WITHOUT_WEB,
@@ -44,12 +46,17 @@ from ._kernels import (
     perceptron_epoch,
     predict_labels,
     text_context,
+    unbreakable_characters,
 )
 from ._multiword import expand, learn_expansions
 from ._text import PARAGRAPH_BREAK, Token, segmented_text
 
 # characters that end a sentence in some script (a class of their own)
 _FINAL_PUNCTUATION = frozenset(".!?…。！？｡؟।॥።")
+
+# combining marks (Mn, Mc, Me) and format characters (Cf)
+_JOINING_CATEGORIES = frozenset({"Mn", "Mc", "Me", "Cf"})
+_ZERO_WIDTH_JOINER = "\u200d"
 
 # A web address: a scheme and "://", or "www.", not inside a word, up to white space.
 _WEB_ADDRESS = re.compile(r"(?<![\w.@/-])(?P<prefix>[a-z][a-z0-9+.-]*://|www\.)\S+",
@@ -106,18 +113,30 @@ def _character_class(char):
     return CLASS_PUNCT
 
 
+def _joins(char):
+    """The JOINS_* bits of a character: a combining mark or a format character (ZWJ and
+    ZWNJ, bidi controls, U+FEFF, ...) belongs to the character before it, and a
+    zero-width joiner also to the one after it (an emoji sequence)."""
+    if unicodedata.category(char) not in _JOINING_CATEGORIES:
+        return 0
+    return JOINS_PREVIOUS | (JOINS_NEXT if char == _ZERO_WIDTH_JOINER else 0)
+
+
 def encode_text(text):
-    """``(codes, classes)``: the lower-cased code point and the class of each character."""
+    """``(codes, classes, joins)``: the lower-cased code point, the class and the JOINS_*
+    bits of each character."""
     points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     distinct, inverse = np.unique(points, return_inverse=True)
     lowered = np.empty(len(distinct), np.int64)
     classes = np.empty(len(distinct), np.int8)
+    joins = np.empty(len(distinct), np.int8)
     for k, point in enumerate(distinct):
         char = chr(point)
         lower = char.lower()
         lowered[k] = ord(lower) if len(lower) == 1 else point
         classes[k] = _character_class(char)
-    return lowered[inverse], classes[inverse]
+        joins[k] = _joins(char)
+    return lowered[inverse], classes[inverse], joins[inverse]
 
 
 def _gold_labels(segmented, classes):
@@ -146,7 +165,7 @@ class _Text:
 
     def __init__(self, text, lexicon):
         self.text = text
-        self.codes, self.classes = encode_text(text)
+        self.codes, self.classes, self.joins = encode_text(text)
         self.lexicon = lowercase_words(self.codes, self.classes) if lexicon is None else lexicon
         self.context = text_context(self.codes, self.classes, self.lexicon)
 
@@ -355,6 +374,9 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
                                 self._row_positions(), self.kept_weights_,
                                 self.n_features - 1, n_templates)
         _keep_web_addresses(text, labels)
+        # each character is labelled on its own: the constraint applies afterwards, and
+        # to the ends that keeping a web address whole would make, too
+        labels[unbreakable_characters(encoded.joins, encoded.classes)] = INSIDE
         spans, last_tokens = label_spans(labels, encoded.classes)
         if presegmented and len(spans):
             # a sentence is a line: it ends at the last token before each line break

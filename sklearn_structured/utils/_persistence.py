@@ -32,6 +32,7 @@ an existing model intact.
 """
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -77,6 +78,12 @@ _DOCUMENT = "model.json"
 CACHE_ATTRIBUTE = "_cache"
 # how every zip archive (and so every file of this format) begins
 _ZIP_SIGNATURE = b"PK\x03\x04"
+# how a pickle (protocol 2 and later, as joblib.dump writes) begins, and the
+# compressed streams joblib.dump(compress=...) writes: zlib, gzip, bz2, xz, lzma, lz4
+_PICKLE_SIGNATURES = tuple(b"\x80" + bytes([protocol]) for protocol in range(2, 6))
+_JOBLIB_COMPRESSED_SIGNATURES = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda",
+                                 b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x5d\x00\x00",
+                                 b"\x04\x22\x4d\x18")
 
 
 def check_format_version(version, what):
@@ -457,9 +464,17 @@ def atomic_path(path):
     is removed and an existing file at ``path`` is left as it was.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):  # os.replace would name the temporary file
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file to write", path)
     directory, name = os.path.split(os.path.abspath(path))
     suffix = name[name.index("."):] if "." in name else ""
-    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    except OSError as error:
+        # name the user's path, not the temporary file it was not allowed to be
+        reason = ("its folder does not exist" if isinstance(error, FileNotFoundError)
+                  else error.strerror)
+        raise type(error)(error.errno, f"cannot write there: {reason}", path) from None
     os.close(handle)
     try:
         yield temporary
@@ -486,12 +501,25 @@ def save_model(estimator, path):
         Destination. Written atomically: a failed save leaves any existing
         file at ``path`` as it was.
 
+    Raises
+    ------
+    TypeError
+        For an estimator of another library, or state the format cannot
+        hold; nothing is written.
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
+
     See Also
     --------
     load_model : the inverse.
     """
     from .. import __version__
 
+    if not (_is_library_estimator(estimator) or _is_pipeline(estimator)):
+        # load_model would refuse the file: write none
+        raise TypeError(
+            f"cannot save a {type(estimator).__name__}: the safe model format holds this "
+            "library's estimators and pipelines of them only (use joblib.dump for others)")
     encoder = _Encoder()
     document = {
         "format": FORMAT,
@@ -537,14 +565,23 @@ def load_model(path):
 
     Raises
     ------
+    FileNotFoundError, IsADirectoryError, PermissionError
+        If ``path`` cannot be opened as a file.
     ValueError
-        If the file is not a model file of this format, is damaged or truncated,
-        or is of another format version.
+        If the file is not a model file of this format (with a hint when it
+        is a joblib or pickle file), is damaged or truncated, or is of
+        another format version.
     """
+    with open(path, "rb") as file:  # FileNotFoundError, IsADirectoryError, ... as they are
+        head = file.read(8)
     if _is_damaged_archive(path):
         raise ValueError(f"{path}: the model file is damaged or truncated (not a whole archive)")
     if not is_model_file(path):
-        raise ValueError(f"{path} is not a sklearn-structured model file")
+        hint = ""
+        if head.startswith(_PICKLE_SIGNATURES + _JOBLIB_COMPRESSED_SIGNATURES):
+            hint = (": it looks like a joblib or pickle file, which loads with joblib.load "
+                    "(only from a source you trust: loading a pickle runs code)")
+        raise ValueError(f"{path} is not a sklearn-structured model file{hint}")
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}

@@ -193,10 +193,11 @@ class EpochTrainer(ABC):
     def validation_score(self, validation):
         """Score the model as it stands on ``validation`` (what ``run`` was given).
 
-        In the unit of the estimator's ``score``, higher is better. Called
-        after an epoch only when the result is used: a progress line is
-        printed, the best epoch is kept, or a history is recorded. This is the
-        only place validation data is scored.
+        In the unit of the estimator's ``score``, higher is better; None for
+        a pass whose score would mislead (it is then neither printed nor a
+        candidate for the best epoch). Called after an epoch only when the
+        result is used: a progress line is printed, the best epoch is kept, or
+        a history is recorded. This is the only place validation data is scored.
         """
 
     def snapshot(self):
@@ -246,7 +247,7 @@ class EpochTrainer(ABC):
                 # one write per line, so lines from threads (jackknife folds) never interleave
                 sys.stderr.write(line + "\n")
                 sys.stderr.flush()
-            if keep_best:
+            if keep_best and score is not None:  # None: a pass not worth scoring
                 if score > best_score:
                     best_score, best, stale = score, self.snapshot(), 0
                 else:

@@ -158,8 +158,30 @@ def test_evaluate_refuses_a_prediction_of_another_text(gold_and_pred, tmp_path, 
     other = tmp_path / "other.conllu"
     write_conllu(document, other)
     assert main(["evaluate", str(gold), str(other)]) == 1
-    (line,) = _one_line_error(capsys)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    (line,) = [line for line in captured.err.splitlines() if "error:" in line]
     assert "spell different text" in line
+    assert "tokenised differently" not in captured.out and captured.out == ""
+
+
+def test_evaluate_of_another_text_tokenised_otherwise_prints_only_the_error(
+        gold_and_pred, tmp_path, capsys):
+    gold, _, _, _ = gold_and_pred
+    document = read_conllu(gold)
+    document.sentences[:] = document.sentences[5:]  # another text: not the same sentences
+    other = tmp_path / "other.conllu"
+    write_conllu(document, other)
+    assert main(["evaluate", str(gold), str(other)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "spell different text" in captured.err
+
+
+def test_evaluate_refuses_standard_input_twice(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert main(["evaluate", "-", "-"]) == 1
+    (line,) = _one_line_error(capsys)
+    assert "both be standard input" in line
 
 
 def test_evaluate_aligns_a_prediction_tokenised_otherwise(gold_and_pred, tmp_path, capsys):
@@ -524,3 +546,105 @@ def test_scipy_stats_is_executed_only_when_used():
         "assert type(sys.modules['scipy.stats']).__name__ == 'module'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_parse_refuses_conllu_given_as_text_and_text_given_as_conllu(
+        text_model, sample_files, tmp_path, monkeypatch, capsys, stdin):
+    _, conllu = sample_files
+    text = tmp_path / "in.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    for given, flags, hint in [(conllu, ["--input-format", "text"], "drop --input-format text"),
+                               (text, [], "--input-format text")]:
+        source = str(given)
+        if stdin:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(given.read_bytes())))
+            source = "-"
+        out = tmp_path / "out.conllu"
+        assert main(["parse", "--model", str(text_model), *flags, source, "-o", str(out)]) == 1
+        (line,) = _one_line_error(capsys)
+        assert hint in line and not out.exists()
+
+
+def _train(args, tmp_path, name, capsys):
+    out = tmp_path / name
+    assert main(["train", *args, "--out", str(out)]) == 0
+    return out.read_bytes(), capsys.readouterr().err
+
+
+@pytest.mark.parametrize("estimator", [
+    ["--estimator", "lowrank", "--param", "rank=4", "--param", "n_epochs=1"],
+    ["--estimator", "easyfirst", "--param", "n_epochs=1", "--param", "beam_size=1"],
+    ["--estimator", "pipeline", "--parser", "easyfirst", "--targets", "upos", "--n-folds", "2",
+     "--param", "n_epochs=1", "--tagger-param", "n_epochs=1", "--tokenizer-param",
+     "n_epochs=1", "--max-sentences", "60"],
+])
+def test_two_trainings_give_the_same_model_file_and_the_seed_changes_it(
+        estimator, sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    args = ["--train", str(train), *estimator]
+    first, err = _train(args, tmp_path, "a.model", capsys)
+    second, _ = _train(args, tmp_path, "b.model", capsys)
+    assert first == second
+    assert "seed 0" in err
+    other, err = _train([*args, "--seed", "7"], tmp_path, "c.model", capsys)
+    assert "seed 7" in err and other != first
+    loaded = load_model(tmp_path / "c.model")
+    seeds = ([loaded.random_state] if not hasattr(loaded, "tokenizer_") else
+             [loaded.tokenizer_.random_state,
+              *(step.random_state for _, step in loaded.annotator_.steps[1:])])
+    assert seeds and set(seeds) == {7}
+
+
+def test_a_random_state_param_wins_over_the_seed(sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    _train(["--train", str(train), "--estimator", "easyfirst", "--param", "n_epochs=1",
+            "--param", "random_state=3", "--seed", "7"], tmp_path, "m.model", capsys)
+    assert load_model(tmp_path / "m.model").random_state == 3
+
+
+def test_max_sentences_caps_the_training_sentences(sample_files, tmp_path, capsys):
+    train, _ = sample_files
+    _, err = _train(["--train", str(train), "--estimator", "easyfirst-tagger", "--param",
+                     "n_epochs=1", "--max-sentences", "25"], tmp_path, "m.model", capsys)
+    assert "training on the first 25 of 300 sentences" in err
+    model = load_model(tmp_path / "m.model")
+    assert model.history_[0]["loss"] is not None
+    for option, message in [("--max-sentences=0", "--max-sentences must be at least 1"),
+                            ("--seed=-1", "--seed must be from 0")]:
+        assert main(["train", "--train", str(train), option, "--out",
+                     str(tmp_path / "n.model")]) == 1
+        (line,) = _one_line_error(capsys)
+        assert message in line
+
+
+def test_epochs_are_numbered_as_n_epochs_counts_them(sample_files, tmp_path, capsys):
+    train, test = sample_files
+    _, err = _train(["--train", str(train), "--dev", str(test), "--estimator", "lowrank",
+                     "--param", "rank=4", "--param", "n_epochs=3", "--max-sentences", "60"],
+                    tmp_path, "m.model", capsys)
+    lines = [line for line in err.splitlines() if line.startswith("[LowRankTensorParser]")]
+    labels = [line.split("]", 1)[1].split(":", 1)[0].strip() for line in lines]
+    assert labels == ["init (gamma=1)", "epoch 1", "epoch 2", "epoch 3"]
+    # the LAS of labels not trained yet is no score to read: left out of the init line
+    assert "validation score" not in lines[0]
+    assert all("validation score" in line for line in lines[1:])
+
+
+class _Stdin(io.BytesIO):
+    name = "<stdin>"  # as sys.stdin.buffer names itself
+
+
+def test_messages_count_sentences_from_1_and_name_standard_input_one_way(
+        sample_files, tmp_path, monkeypatch, capsys):
+    _, test = sample_files
+    document = read_conllu(test)
+    words = document[2].words
+    words[[row[6] for row in words].index("0") - 1][6] = "0"  # two roots in the third sentence
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(_Stdin(write_conllu(document).encode())))
+    assert main(["train", "--train", "-", "--estimator", "easyfirst",
+                 "--out", str(tmp_path / "m.model")]) == 1
+    captured = capsys.readouterr()
+    (line,) = [line for line in captured.err.splitlines() if "error:" in line]
+    assert f"standard input:{document[2].line}-" in line and "(sentence 3)" in line
+    assert "<stdin>" not in captured.err and "reading standard input" in captured.err

@@ -167,12 +167,12 @@ def _corrupt(line_number, new_line, *more):
         (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t-1\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: HEAD '-1'"),
         (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t9\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: HEAD 9 of word 1 is out of range 0\.\.5"),
         (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t1\tnsubj\t4:nsubj\t_"), r"bad\.conllu:4: word 1 is its own head"),
-        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t0\tnsubj\t4:nsubj\t_"), r"bad\.conllu:1-10 \(sentence 0\): 2 tokens attach to the root"),
+        (_corrupt(4, "1\tI\tI\tPRON\tPRP\tCase=Nom\t0\tnsubj\t4:nsubj\t_"), r"bad\.conllu:1-10 \(sentence 1\): 2 tokens attach to the root"),
         (
             _corrupt(6, "2\tdo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_", 7, "3\tn't\tnot\tPART\tRB\t_\t2\tadvmod\t_\t_"),
-            r"bad\.conllu:1-10 \(sentence 0\): cycle among tokens 2 -> 3 -> 2",
+            r"bad\.conllu:1-10 \(sentence 1\): cycle among tokens 2 -> 3 -> 2",
         ),
-        (_corrupt(8, "4\tknow\tknow\tVERB\tVB\t_\t5\troot\t0:root\t_"), r"bad\.conllu:1-10 \(sentence 0\): no token attaches to the root"),
+        (_corrupt(8, "4\tknow\tknow\tVERB\tVB\t_\t5\troot\t0:root\t_"), r"bad\.conllu:1-10 \(sentence 1\): no token attaches to the root"),
         (_corrupt(11, "\n"), r"bad\.conllu:12: empty sentence"),
         (_corrupt(12, "# comment only\n"), r"bad\.conllu:13: empty sentence"),
         (_corrupt(7, "4\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t4:advmod\t_"), r"bad\.conllu:7: word ID '4' where 3"),
@@ -196,7 +196,7 @@ def test_several_roots_allowed_on_request(tmp_path):
 
 def test_in_memory_errors_name_the_sentence():
     doc = ConlluDocument([ConlluSentence([], [["1", "a"] + ["_"] * 4 + ["2", "x", "_", "_"]])])
-    with pytest.raises(ValueError, match=r"<document>: sentence 0, row 1: HEAD 2 of word 1 is out of range"):
+    with pytest.raises(ValueError, match=r"<document>: sentence 1, row 1: HEAD 2 of word 1 is out of range"):
         load_conllu(doc)
 
 

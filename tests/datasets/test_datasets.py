@@ -67,9 +67,11 @@ def test_load_ud_treebank_layouts(tmp_path, layout):
 
 def test_load_ud_treebank_errors(tmp_path, monkeypatch):
     _fake_release(tmp_path / "ud")
+    (tmp_path / "ud" / "UD_Tiny-Again").mkdir()
+    (tmp_path / "ud" / "UD_Tiny-Again" / "xx_one-ud-test.conllu").write_text(TINY)
     with pytest.raises(ValueError, match="several test files") as info:
-        load_ud_treebank("xx_two", "test", data_home=tmp_path)
-    assert "UD_Tiny-Two_r1" in str(info.value) and "directory name" in str(info.value)
+        load_ud_treebank("xx_one", "test", data_home=tmp_path)
+    assert "UD_Tiny-Again" in str(info.value) and "directory name" in str(info.value)
     assert len(load_ud_treebank("UD_Tiny-Two_r1", "test", data_home=tmp_path)[0]) == 1
     with pytest.raises(FileNotFoundError) as info:
         load_ud_treebank("xx_one", "dev", data_home=tmp_path)
@@ -84,6 +86,38 @@ def test_load_ud_treebank_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
     with pytest.raises(FileNotFoundError, match="SKLEARN_STRUCTURED_DATA is not set"):
         load_ud_treebank("UD_English-EWT", "test")
+
+
+def test_a_prefix_reads_the_current_release_and_an_older_one_only_by_name(tmp_path):
+    _fake_release(tmp_path / "ud")
+    older = tmp_path / "ud" / "UD_Tiny-Two_r1"
+    (older / "xx_two-ud-test.conllu").write_text(TINY * 3)
+    (older / "xx_two-ud-train.conllu.xz").write_bytes(lzma.compress(TINY.encode() * 2))
+    assert len(load_ud_treebank("xx_two", "test", data_home=tmp_path)[0]) == 1
+    assert len(load_ud_treebank("UD_Tiny-Two_r1", "test", data_home=tmp_path)[0]) == 3
+    assert len(load_ud_treebank("UD_Tiny-Two_r1", "train", data_home=tmp_path)[0]) == 2
+    # the current release has no train file: the older one is named, not read
+    for name in ("xx_two", "UD_Tiny-Two"):
+        with pytest.raises(FileNotFoundError, match="older release") as info:
+            load_ud_treebank(name, "train", data_home=tmp_path)
+        assert str(older / "xx_two-ud-train.conllu.xz") in str(info.value)
+        assert "'UD_Tiny-Two_r1'" in str(info.value)
+    with pytest.raises(FileNotFoundError, match="looked for"):  # no release has a dev file
+        load_ud_treebank("xx_two", "dev", data_home=tmp_path)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("split", ["train", "dev", "test"])
+def test_one_rule_for_every_split_of_a_treebank_with_an_older_release(split):
+    current = Path(DATA) / "ud" / "UD_Swedish-LinES"
+    if (current / f"sv_lines-ud-{split}.conllu.xz").exists():
+        doc = load_ud_treebank("sv_lines", split, as_document=True)
+        assert str(current) in doc.source
+    else:
+        with pytest.raises(FileNotFoundError, match="UD_Swedish-LinES_r2.4"):
+            load_ud_treebank("sv_lines", split)
+    doc = load_ud_treebank("UD_Swedish-LinES_r2.4", split, as_document=True)
+    assert "UD_Swedish-LinES_r2.4" in doc.source
 
 
 @pytest.mark.corpus

@@ -73,9 +73,9 @@ _DOC = read_conllu(io.StringIO(_text("1", "2", "3")))
 @pytest.mark.parametrize(
     "heads, message",
     [
-        ([[0, 1, 7]], r"sentence 0\): head 7 of token 3 is out of range 0..3"),
-        ([[0, 3, 2]], r"sentence 0\): .*cycle"),
-        ([[0, 1.7, 1]], r"sentence 0\): heads \[0.0, 1.7, 1.0\] are not all whole numbers"),
+        ([[0, 1, 7]], r"sentence 1\): head 7 of token 3 is out of range 0..3"),
+        ([[0, 3, 2]], r"sentence 1\): .*cycle"),
+        ([[0, 1.7, 1]], r"sentence 1\): heads \[0.0, 1.7, 1.0\] are not all whole numbers"),
         ([[0, None, 1]], r"not all whole numbers"),
         ([["0", "1", "1"]], r"not all whole numbers"),
     ],
@@ -103,9 +103,9 @@ def test_with_heads_takes_whole_floats_and_writes_none_labels_as_underscore():
     ],
 )
 def test_labels_and_tags_refuse_what_would_not_read_back(label, message):
-    with pytest.raises(ValueError, match=r"sentence 0\): " + message):
+    with pytest.raises(ValueError, match=r"sentence 1\): " + message):
         _DOC.with_heads([[0, 1, 1]], [["root", label, "obj"]])
-    with pytest.raises(ValueError, match=r"sentence 0\): " + message.replace("label", "tag")):
+    with pytest.raises(ValueError, match=r"sentence 1\): " + message.replace("label", "tag")):
         _DOC.with_tags([["X", label, "X"]], field="xpos")
 
 
@@ -131,7 +131,7 @@ def test_with_tags_writes_none_as_underscore():
 )
 def test_write_conllu_refuses_what_would_not_read_back(sentence, message):
     doc = ConlluDocument([ConlluSentence([], [_row("1", head="0")]), sentence])
-    with pytest.raises(ValueError, match=message.replace("sentence 0", "sentence 1")):
+    with pytest.raises(ValueError, match=message.replace("sentence 0", "sentence 2")):
         write_conllu(doc)
 
 

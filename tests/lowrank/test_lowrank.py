@@ -120,7 +120,7 @@ def test_verbose_prints_one_line_per_epoch(sample, capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 3  # initialisation pass + 2 epochs
     assert lines[0].startswith("[LowRankTensorParser] init (gamma=1): ")
-    assert lines[2].startswith("[LowRankTensorParser] epoch 3: ")
+    assert lines[2].startswith("[LowRankTensorParser] epoch 2: ")  # as n_epochs counts
     assert all(", loss " in line and ", validation score 0." in line for line in lines)
 
 

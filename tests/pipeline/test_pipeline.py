@@ -230,7 +230,7 @@ def test_parse_annotates_a_conllu_document(fitted_lowrank, tmp_path):
     assert [[row[3] for row in s.words] for s in parsed] == [[t["upos"] for t in s] for s in tagged]
     assert all(row[2] == "_" and row[8] == "_" for s in parsed for row in s.words)
     # the pipeline's parser alone refuses the forms, naming the lines
-    with pytest.raises(ValueError, match=r"forms.conllu:1-\d+ \(sentence 0\) has no XPOS"):
+    with pytest.raises(ValueError, match=r"forms.conllu:1-\d+ \(sentence 1\) has no XPOS"):
         parse(fitted_lowrank["parser"], path)
     with pytest.raises(ValueError, match="a TokenFieldSelector cannot annotate CoNLL-U"):
         parse(fitted_lowrank["fields"], path)

@@ -71,3 +71,68 @@ def test_a_column_the_training_data_leave_empty_is_not_tagged():
     assert [name for name, _ in steps] == ["fields", "tag_upos", "tag_feats", "parser"]
     assert steps[0][1].fields == ("form", "upos", "feats")
     assert steps[2][1].input_tags == ("upos",)  # no tagger writes XPOS for it to read
+
+
+CONLLU = ("# newdoc id = a\n# sent_id = 3651\n# text = Hi!\n"
+          "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\tSpaceAfter=No\n"
+          "2\t!\t!\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n")
+
+
+@pytest.mark.parametrize("conllu", [
+    CONLLU,
+    "\ufeff" + CONLLU,
+    CONLLU.replace("\n", "\r\n"),
+    CONLLU.split("\n", 3)[3],  # no comments
+    CONLLU.replace("1\tHi", "1-2\tHi!\t_\t_\t_\t_\t_\t_\t_\t_\n1\tHi"),
+])
+def test_conllu_given_as_text_is_refused(fitted, conllu, tmp_path):
+    path = tmp_path / "in.conllu"
+    path.write_bytes(conllu.encode())
+    for source in (path, str(path), io.StringIO(conllu), io.BytesIO(conllu.encode())):
+        with pytest.raises(ValueError, match="is CoNLL-U, not raw text.*input_format='conllu'"):
+            parse(fitted, source, input_format="text")
+    assert len(parse(fitted, io.StringIO(conllu))) == 1
+
+
+@pytest.mark.parametrize("text", [
+    TEXT,
+    "# A heading\n\nThe dog barks.",
+    "\n  The dog barks.\tIt is loud.",  # a tab in prose does not make a word line
+])
+def test_text_given_as_conllu_gets_the_hint(fitted, text, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="looks like raw text.*input_format='text'"):
+        parse(fitted, path)
+    stream = io.StringIO(text)
+    assert len(parse(fitted, stream, input_format="text")) >= 1
+
+
+class _Trickle(io.RawIOBase):
+    """A pipe that hands over a few bytes a read, as standard input may."""
+
+    def __init__(self, data, size):
+        self.data, self.size = data, size
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        piece, self.data = self.data[:self.size], self.data[self.size:]
+        buffer[:len(piece)] = piece
+        return len(piece)
+
+
+@pytest.mark.parametrize("size", [3, 17, 40, 10**6])
+def test_a_stream_looked_at_before_a_line_is_whole_is_judged_by_its_whole_lines(size):
+    from sklearn_structured.datasets._input_format import check_input_format
+
+    stream = io.BufferedReader(_Trickle(CONLLU.encode(), size))
+    check_input_format(stream, "conllu")  # valid CoNLL-U, however it trickles in
+    assert stream.read() == CONLLU.encode()  # and nothing consumed
+    stream = io.BufferedReader(_Trickle(CONLLU.encode(), size))
+    if size > len(CONLLU.split("\n1\t")[0]) + 50:  # a whole word line came with the first read
+        with pytest.raises(ValueError, match="is CoNLL-U, not raw text"):
+            check_input_format(stream, "text")
+    else:
+        check_input_format(stream, "text")

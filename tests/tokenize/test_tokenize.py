@@ -4,6 +4,7 @@ import io
 import pickle
 import re
 import time
+import unicodedata
 
 import numpy as np
 import pytest
@@ -37,6 +38,7 @@ from sklearn_structured.tokenize._kernels import (
     lowercase_words,
     predict_labels,
     text_context,
+    unbreakable_characters,
 )
 from sklearn_structured.tokenize._multiword import expand, learn_expansions
 from sklearn_structured.tokenize._tokenizer import (
@@ -243,7 +245,7 @@ def test_bad_input_is_refused_with_a_clear_message(sample):
     ("U.S.", 0), ("counter-attack", 0), ("www.", 0), ("a:/b", 0),
 ])
 def test_web_and_mail_addresses_are_told_apart(chunk, expected):
-    codes, _ = encode_text(chunk)
+    codes, _, _ = encode_text(chunk)
     assert _web_address(codes, 0, len(codes)) == expected
 
 
@@ -273,15 +275,15 @@ def test_a_model_fitted_before_later_templates_scores_with_its_own(sample, n_tem
     ("...", True), ("Hoje?", True), ("mortos", False), ("J.B", False), ("a.)))", False),
 ])
 def test_a_chunk_closes_with_final_punctuation_maybe_then_closing_marks(chunk, expected):
-    _, classes = encode_text(chunk)
+    _, classes, _ = encode_text(chunk)
     assert _closes(classes, 0, len(classes)) == expected
 
 
 def test_sentence_context_reaches_past_the_character_window():
-    codes, classes = encode_text("os mortos pelo menos")
+    codes, classes, _ = encode_text("os mortos pelo menos")
     lexicon = lowercase_words(codes, classes)
     text = "Ele saiu. Luta no Rio deixa mortos «Pelo menos dez Ana. sem ponto\n\nOutra Rio"
-    codes, classes = encode_text(text)
+    codes, classes, _ = encode_text(text)
     context = text_context(codes, classes, lexicon)
 
     def at(word, column):
@@ -343,3 +345,54 @@ def test_a_web_address_is_one_token_whatever_the_model_says(sample):
     _keep_web_addresses(text, labels)
     assert labels[text.index("]") - 1] == SENTENCE_END
     assert labels[text.index("https") - 1] == TOKEN_END  # the "[" before it
+
+
+JOINING_TEXTS = [
+    "Cafe\u0301 is open.",  # a combining acute accent
+    "He wrote \u202eevil\u202c today.",  # bidi controls around a word
+    "\u202eevil\u202c. And \u202aembedded\u202c, \u2067isolated\u2069!",
+    "Look: \U0001f468\u200d\U0001f469\u200d\U0001f467 and \u2764\ufe0f here.",  # ZWJ, VS16
+    "\u0939\u093f\u0902\u0926\u0940 text (Mc and Mn marks) and 1\u20dd enclosed.",
+    "mi\u200cxed zero\u200bwidth and a\ufeffBOM inside, \ufeffstarting one.",
+    "\u0301A mark starts the text; ( \u0301 ) stands alone; \"\u0308o\".",
+    "See \u202ehttp://example.org/a\u202c or (\u200fwww.example.org\u200f).",  # addresses
+    "\ufeffA byte-order mark first, then Arabic \u0643\u064e\u062a\u064e\u0628\u064e.",
+]
+
+
+def _joining(char):
+    return unicodedata.category(char) in {"Mn", "Mc", "Me", "Cf"}
+
+
+@pytest.mark.parametrize("text", JOINING_TEXTS)
+def test_a_combining_mark_or_format_character_never_starts_a_token(sample, text):
+    tokenizer = sample[2]
+    [sentences] = tokenizer.predict([text])
+    tokens = [token for sentence in sentences for token in sentence]
+    assert "".join(t.form for t in tokens) == "".join(text.split())
+    for token in tokens:
+        chunk_start = token.start == 0 or text[token.start - 1].isspace()
+        chunk_end = token.end == len(text) or text[token.end].isspace()
+        # it stays with the character before it, which only white space can take away
+        assert chunk_start or not _joining(text[token.start]), (text, token)
+        # a chunk that begins with marks gives them to what follows
+        assert chunk_end or not all(map(_joining, token.form)), (text, token)
+        assert chunk_end or not token.form.endswith("\u200d"), (text, token)
+    forms = [t.form for t in tokens]
+    if text.startswith("Cafe"):
+        assert forms[0] == "Cafe\u0301"
+    if text.startswith("He wrote"):
+        assert "\u202eevil\u202c" in forms
+
+
+@pytest.mark.parametrize("text, unbreakable", [
+    ("Cafe\u0301 x", [3]),
+    ("\u0301\u0301ab c", [0, 1]),  # marks that begin a chunk go with what follows
+    ("\u0301 a\u0301", [2]),  # a chunk of marks alone is a token: nothing to join
+    ("a\u200db", [0, 1]),  # a zero-width joiner holds both sides
+    ("a\u200cb\ufe0f!", [0, 2]),  # ZWNJ and a variation selector join the previous only
+    ("plain text, no marks.", []),
+])
+def test_characters_that_cannot_end_a_token(text, unbreakable):
+    _, classes, joins = encode_text(text)
+    assert np.flatnonzero(unbreakable_characters(joins, classes)).tolist() == unbreakable

@@ -267,6 +267,56 @@ def test_non_model_files_are_refused(tmp_path):
             load_model(path)
 
 
+def _foreign_models():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return [LogisticRegression(), make_pipeline(StandardScaler()), {"not": "an estimator"}]
+
+
+@pytest.mark.parametrize("model", _foreign_models(), ids=["sklearn", "pipeline", "dict"])
+def test_what_load_model_would_refuse_is_not_saved(model, tmp_path):
+    path = tmp_path / "m.npz"
+    with pytest.raises(TypeError, match="cannot save.*(joblib|this library's estimators)"):
+        save_model(model, path)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("missing", ["absent.npz", "no/such/folder/m.npz"])
+def test_a_missing_model_file_is_file_not_found(missing, tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        load_model(tmp_path / missing)
+    assert info.value.filename == str(tmp_path / missing)
+    with pytest.raises(IsADirectoryError):
+        load_model(tmp_path)
+
+
+@pytest.mark.parametrize("compress", [0, 3, "gzip", "bz2", "xz", "lzma"])
+def test_a_joblib_file_gets_the_hint_to_load_it_with_joblib(compress, tmp_path):
+    import joblib
+
+    path = tmp_path / "model.joblib"
+    joblib.dump({"weights": np.zeros(3)}, path, compress=compress)
+    with pytest.raises(ValueError, match="not a sklearn-structured model file.*joblib.load"):
+        load_model(path)
+    (tmp_path / "text").write_text("not a model")
+    with pytest.raises(ValueError, match="model file$"):
+        load_model(tmp_path / "text")
+
+
+def test_saving_into_a_missing_folder_names_the_path(sample, tmp_path):
+    path = tmp_path / "no" / "such" / "model.npz"
+    with pytest.raises(FileNotFoundError, match="folder does not exist") as info:
+        save_model(_fitted("tagger", sample), path)
+    assert info.value.filename == str(path)
+    assert ".tmp-" not in str(info.value)
+    with pytest.raises(IsADirectoryError) as info:
+        save_model(_fitted("tagger", sample), tmp_path)
+    assert info.value.filename == str(tmp_path) and ".tmp-" not in str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
 def test_failed_save_leaves_the_existing_model_intact(sample, tmp_path, monkeypatch):
     path = tmp_path / "model.npz"
     save_model(_fitted("tagger", sample), path)
