@@ -135,7 +135,7 @@ def test_a_document_shows_its_trees_as_html():
 def test_parse_writes_an_html_page(tmp_path):
     from sklearn_structured.cli import main
 
-    from _sample_model import sample_model_path
+    from _serving import sample_model_path
 
     source = tmp_path / "in.txt"
     source.write_text("The cat sat on the mat. It was happy.\n", encoding="utf-8")
