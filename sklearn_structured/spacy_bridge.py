@@ -120,6 +120,14 @@ def to_docs(document, vocab):
     return [_doc(vocab, words, gaps + [""])]
 
 
+def _ud_features(morph):
+    """FEATS as UD orders them (by name, ignoring case; spaCy's order heeds it)."""
+    features = str(morph)
+    if not features:
+        return "_"
+    return "|".join(sorted(features.split("|"), key=lambda pair: pair.split("=")[0].lower()))
+
+
 def from_docs(docs):
     """A CoNLL-U document of ``Doc`` objects: a sentence for each of their sentences,
     without their space tokens, ``SpaceAfter=No`` where a word has no whitespace."""
@@ -133,7 +141,7 @@ def from_docs(docs):
                 followed = token.whitespace_ or (token.i + 1 < len(doc) and doc[token.i + 1].is_space)
                 head = 0 if token.head.i == token.i else number[token.head.i]
                 rows.append([str(number[token.i]), token.text, token.lemma_ or "_",
-                             token.pos_ or "_", token.tag_ or "_", str(token.morph) or "_",
+                             token.pos_ or "_", token.tag_ or "_", _ud_features(token.morph),
                              str(head), token.dep_ or "_", "_",
                              "_" if followed else "SpaceAfter=No"])
             if rows:
@@ -157,10 +165,13 @@ class PipelineTokenizer:
 
     def pipe(self, texts, batch_size=None):
         """Docs of ``texts``, annotated ``batch_size`` texts at a time (one call of the
-        pipeline each)."""
+        pipeline each); a Doc among them is passed on as it is."""
+        from spacy.tokens import Doc
+
         texts = iter(texts)
         while batch := list(itertools.islice(texts, batch_size or self.batch_size)):
-            yield from self._docs(batch)
+            docs = iter(self._docs([text for text in batch if not isinstance(text, Doc)]))
+            yield from (text if isinstance(text, Doc) else next(docs) for text in batch)
 
     def _docs(self, texts):
         # the texts of a batch as paragraphs of one input: a sentence never runs over a
