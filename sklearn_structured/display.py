@@ -234,12 +234,17 @@ def document_html(document, *, gold=None, max_sentences=None):
     max_sentences : int, default=None
         Draw only the first ones and say how many more there are.
     """
+    shown = len(document) if max_sentences is None else min(max_sentences, len(document))
+    return _figures(document, gold, range(shown))
+
+
+def _figures(document, gold, indices):
+    """The HTML of the sentences ``indices`` of ``document`` (against ``gold``'s)."""
     if gold is not None and len(gold) != len(document):
         raise ValueError(f"the gold document has {len(gold)} sentences, the predicted one "
                          f"{len(document)}")
-    shown = len(document) if max_sentences is None else min(max_sentences, len(document))
     parts = ['<div class="sklearn-structured-trees">']
-    for index in range(shown):
+    for index in indices:
         sentence = document[index]
         metadata = sentence.metadata
         heading = html.escape(metadata.get("sent_id", str(index + 1)))
@@ -249,10 +254,32 @@ def document_html(document, *, gold=None, max_sentences=None):
         svg = sentence_svg(sentence, gold=None if gold is None else gold[index])
         parts.append(f'<figure class="sentence"><figcaption>{heading}</figcaption>'
                      f'<div style="overflow-x:auto">{svg}</div></figure>')
-    if shown < len(document):
-        parts.append(f"<p>... and {len(document) - shown} more sentences</p>")
+    if len(indices) < len(document):
+        parts.append(f"<p>{len(indices)} of {len(document)} sentences shown</p>")
     parts.append("</div>")
     return "\n".join(parts)
+
+
+class Trees:
+    """Sentences of a document drawn where HTML is shown (Jupyter, a docs gallery).
+
+    Parameters
+    ----------
+    document : ConlluDocument
+    gold : ConlluDocument, default=None
+        Gold trees of the same sentences, drawn against the predicted ones.
+    sentences : list of int, default=None
+        The indices of the sentences to draw; None: all of them.
+    """
+
+    def __init__(self, document, *, gold=None, sentences=None):
+        self.document = document
+        self.gold = gold
+        self.sentences = sentences
+
+    def _repr_html_(self):
+        indices = range(len(self.document)) if self.sentences is None else self.sentences
+        return _figures(self.document, self.gold, indices)
 
 
 def html_page(document, *, gold=None, title="Dependency trees"):

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from sklearn_structured.datasets import ConlluDocument, load_sample_treebank, read_conllu
-from sklearn_structured.display import document_html, html_page, is_right_to_left, sentence_svg
+from sklearn_structured.display import (Trees, document_html, html_page, is_right_to_left,
+                                        sentence_svg)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -124,6 +125,8 @@ def test_a_document_shows_its_trees_as_html():
     fragment = document[:3]._repr_html_()
     assert fragment.count("<svg") == 3 and document[0].metadata["sent_id"] in fragment
     assert document_html(document, max_sentences=2).count("<svg") == 2
+    chosen = Trees(document, gold=document, sentences=[2, 5])._repr_html_()
+    assert chosen.count("<svg") == 2 and document[5].metadata["sent_id"] in chosen
     page = html_page(document[:2], gold=document[:2])
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 2
     assert "wrong-head" not in page.replace(".wrong-head", "")
