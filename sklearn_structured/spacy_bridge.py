@@ -7,8 +7,8 @@ between them), with ``whitespace_``, sentence starts, ``pos_`` (UPOS),
 ``tag_`` (XPOS), ``morph`` (FEATS), ``lemma_``, ``head`` and ``dep_``
 (DEPREL). White space other than one space after a word becomes a space
 token, as spaCy's own tokeniser makes them (``pos_`` ``SPACE``), so that
-``doc.text`` is the input text unless a multiword token's words spell it
-otherwise. ``nlp.pipe`` annotates its texts a batch at a time.
+``doc.text`` is the input text, with its line endings made ``\n``, unless a
+multiword token's words spell it otherwise. ``nlp.pipe`` annotates its texts a batch at a time.
 
 :func:`to_docs` and :func:`from_docs` convert CoNLL-U to ``Doc`` objects and
 back. spaCy holds one tree of words per sentence, so what a ``Doc`` cannot
@@ -56,7 +56,9 @@ def _doc(vocab, words, gaps):
     tokens, index_of_word = [], []
     leading = gaps[-1]
     if leading:
-        tokens.append({"form": leading, "lemma": leading, "space": "", "attach": 0, **_SPACE})
+        # attached to the first word, or to itself in a text of white space alone
+        tokens.append({"form": leading, "lemma": leading, "space": "",
+                       "attach": 0 if words else None, **_SPACE})
     for i, (word, gap) in enumerate(zip(words, gaps)):
         index_of_word.append(len(tokens))
         space, rest = ("", gap) if not gap.startswith(" ") else (" ", gap[1:])
@@ -66,7 +68,7 @@ def _doc(vocab, words, gaps):
     heads = []
     for position, token in enumerate(tokens):
         if "attach" in token:
-            heads.append(index_of_word[token["attach"]])
+            heads.append(position if token["attach"] is None else index_of_word[token["attach"]])
         else:
             head = token["head"]
             heads.append(position if head is None else index_of_word[head])

@@ -61,15 +61,16 @@ def test_spacy_docs_carry_what_parse_writes_token_for_token(nlp):
 
 def test_pipe_annotates_in_batches_as_one_call_does(nlp):
     texts = ["The cat sat on the mat. It was happy.", "  Two  spaces\tand a tab.",
-             "", "Don't stop.\n\nA new paragraph."]
+             "", "Don't stop.\n\nA new paragraph.", " \n "]
     one_by_one = [nlp(text) for text in texts]
     batched = list(nlp.pipe(texts, batch_size=3))
     assert [d.text for d in batched] == texts
     assert [[(t.text, t.whitespace_, t.pos_, t.lemma_, t.head.i, t.dep_) for t in d]
             for d in batched] == [[(t.text, t.whitespace_, t.pos_, t.lemma_, t.head.i, t.dep_)
                                    for t in d] for d in one_by_one]
-    with_context = list(nlp.pipe(zip(texts, range(4)), as_tuples=True, batch_size=2))
-    assert [context for _, context in with_context] == [0, 1, 2, 3]
+    assert [t.pos_ for t in nlp(" \n ")] == ["SPACE"]
+    with_context = list(nlp.pipe(zip(texts, range(5)), as_tuples=True, batch_size=2))
+    assert [context for _, context in with_context] == [0, 1, 2, 3, 4]
 
 
 def test_conllu_to_spacy_and_back_keeps_what_spacy_holds(nlp, treebank):
