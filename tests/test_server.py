@@ -208,3 +208,22 @@ def test_no_request_makes_the_server_open_a_file(tmp_path):
     assert not [(mode, path) for mode, flags, path in opened
                 if set(mode) & set("wax+") or int(flags) & writing], opened
     assert not (tmp_path / "out").exists()
+
+
+def test_processes_share_the_port_and_stop_together():
+    running = Server("--processes", "2", "--workers", "1")
+    try:
+        answers = []
+        threads = [threading.Thread(target=lambda: answers.append(running.post(
+            {"data": GOOD, "input": "text"}))) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert [status for status, _ in answers] == [200] * 6
+        assert all(answer["result"] == expected(GOOD) for _, answer in answers)
+    finally:
+        assert running.stop() == 0
+    assert "stopped after answering" in "".join(running.lines)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", running.port), timeout=5)
