@@ -189,14 +189,17 @@ class ConlluDocument:
         return document_html(self, max_sentences=20)
 
     def to_frame(self):
-        """One row per syntactic word, in pandas; see :func:`~._convert.to_frame`."""
+        """A pandas table of one row per syntactic word: ``sent_id``, ``token`` and
+        ``token_form`` (the surface token it belongs to), then the ten columns;
+        see :ref:`serving`."""
         from ._convert import to_frame
 
         return to_frame(self)
 
     @classmethod
     def from_frame(cls, frame):
-        """The document of a :meth:`to_frame` table; see :func:`~._convert.from_frame`."""
+        """The document of a :meth:`to_frame` table (the same one, while the table
+        keeps its ``attrs``); see :ref:`serving`."""
         from ._convert import from_frame
 
         return from_frame(frame)
