@@ -114,7 +114,7 @@ def _draw_tree(out, tree, centres, widths, top, *, reference=None, title=None):
     """Append one tree's elements, from ``top`` down; the tree's height."""
     levels = _levels(tree.heads)
     rise = max((lv for lv in levels if lv), default=0) * _LEVEL_HEIGHT + _ROOT_RISE
-    y = top + (18 if title else 0)
+    y = top + (30 if title else 0)  # the title clear of a root label below it
     if title:
         out.append(f'<text class="title" x="{_MARGIN}" y="{top + 12}">{html.escape(title)}</text>')
     feet = y + rise + 8  # where arcs end, just above the words' boxes
