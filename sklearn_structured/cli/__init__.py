@@ -1,4 +1,4 @@
-"""The ``sklearn-structured`` command: evaluate, train, parse, demo.
+"""The ``sklearn-structured`` command: evaluate, train, parse, demo, serve.
 
 Each command is a module of this package, named after it, that gives its help
 (``HELP``, ``DESCRIPTION``) and arguments (``add_arguments``) and prints what a
@@ -16,10 +16,10 @@ import os
 import sys
 import types
 
-from . import demo, evaluate, parse, train
+from . import demo, evaluate, parse, serve, train
 from ._common import HelpFormatter, ParserWithParams
 
-COMMANDS = (evaluate, train, parse, demo)
+COMMANDS = (evaluate, train, parse, demo, serve)
 
 
 def build_parser():

@@ -39,6 +39,9 @@ def add_arguments(p):
     p.add_argument("--max-sentence-length", type=int, metavar="N",
                    help="text: cut a predicted sentence of more tokens into pieces of at most N "
                    f"(default {MAX_SENTENCE_LENGTH})")
+    p.add_argument("--output-format", choices=("conllu", "html"), default="conllu",
+                   help="CoNLL-U, or an HTML page drawing each sentence's tree (built in "
+                   "memory: for a document a person will read)")
     p.add_argument("--allow-pickle", action="store_true",
                    help=f"also load joblib/pickle model files; {PICKLE_WARNING}")
 
@@ -68,8 +71,27 @@ def run(args):
                        expand_multiword=args.expand_multiword,
                        max_sentence_length=args.max_sentence_length or MAX_SENTENCE_LENGTH)
     print(f"parsing {name}", file=sys.stderr, flush=True)
-    n_sentences = parse(model, source, input_format=args.input_format,
-                        output=args.output or sys.stdout, **options)
+    if args.output_format == "html":
+        n_sentences = _write_page(parse(model, source, input_format=args.input_format,
+                                        **options), args.output)
+    else:
+        n_sentences = parse(model, source, input_format=args.input_format,
+                            output=args.output or sys.stdout, **options)
     sys.stdout.flush()
     print(f"wrote {n_sentences} sentences to {args.output or 'standard output'}", file=sys.stderr)
     return 0
+
+
+def _write_page(document, path):
+    """Write the page of ``document``'s trees to ``path`` (atomically) or standard
+    output; the number of sentences."""
+    from ..display import html_page
+    from ..utils import atomic_path
+
+    page = html_page(document, title=f"{len(document)} sentences")
+    if path is None:
+        sys.stdout.write(page)
+    else:
+        with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8") as file:
+            file.write(page)
+    return len(document)

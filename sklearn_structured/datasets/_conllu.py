@@ -180,6 +180,41 @@ class ConlluDocument:
     def _where(self, index, row=None):
         return _where(self.source, index, self.sentences[index], row)
 
+    # pictures and other libraries' views, kept in their own modules
+    def _repr_html_(self):
+        from ..display import document_html
+
+        return document_html(self, max_sentences=20)
+
+    def to_frame(self):
+        """A pandas table of one row per syntactic word: ``sent_id``, ``token`` and
+        ``token_form`` (the surface token it belongs to), then the ten columns;
+        see :ref:`serving`."""
+        from ._convert import to_frame
+
+        return to_frame(self)
+
+    @classmethod
+    def from_frame(cls, frame):
+        """The document of a :meth:`to_frame` table (the same one, while the table
+        keeps its ``attrs``); see :ref:`serving`."""
+        from ._convert import from_frame
+
+        return from_frame(frame)
+
+    def to_token_lists(self):
+        """The sentences as ``conllu.TokenList`` objects (the conllu package)."""
+        from ._convert import to_token_lists
+
+        return to_token_lists(self)
+
+    @classmethod
+    def from_token_lists(cls, token_lists):
+        """The document of ``conllu.TokenList`` objects."""
+        from ._convert import from_token_lists
+
+        return from_token_lists(token_lists)
+
     @staticmethod
     def _replaced(sentence, rows):
         return ConlluSentence(list(sentence.comments), rows, sentence.line, sentence.endings)
