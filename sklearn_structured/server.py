@@ -29,6 +29,7 @@ from email import policy
 from email.parser import BytesParser
 
 from . import registry
+from .annotation import role_of
 
 MAX_REQUEST_BYTES = 1024 * 1024
 TIMEOUT = 60.0
@@ -91,11 +92,11 @@ def capabilities(model):
     """What a model does, in UDPipe's words: some of tokenizer, tagger, parser."""
     from .pipeline import TextPipeline
 
-    kind = registry.kind_of(model)
-    if kind == registry.PIPELINE:
+    role = role_of(model)
+    if role == registry.PIPELINE:
         return ["tokenizer", "tagger", "parser"] if isinstance(model, TextPipeline) else [
             "tagger", "parser"]
-    return [kind]
+    return [role]
 
 
 def _request_fields(content_type, body):
@@ -235,7 +236,7 @@ class Annotator:
     def warm_up(self):
         """Annotate two words with each model that reads raw text, so that its kernels
         are compiled (or loaded from numba's cache) before the first request is."""
-        from ._annotate import parse
+        from ._parse import parse
 
         for model in self.models.values():
             if "tokenizer" in capabilities(model):
@@ -265,7 +266,7 @@ class Annotator:
 
     @staticmethod
     def _annotate(model, data, cancelled, input_format, options, output, draw):
-        from ._annotate import parse
+        from ._parse import parse
         from .datasets import write_conllu
 
         if cancelled.is_set():  # given up while it waited for a worker

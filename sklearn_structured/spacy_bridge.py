@@ -23,7 +23,7 @@ only by these functions.
 import io
 import itertools
 
-from ._annotate import parse
+from ._parse import parse
 from .datasets import ConlluDocument, ConlluSentence
 
 # what spaCy's own tokeniser and parser give a token of white space

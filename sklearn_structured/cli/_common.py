@@ -149,6 +149,18 @@ def load_model(path, allow_pickle):
     return model
 
 
+def load_annotator(path, allow_pickle, command):
+    """The parser, tagger or parsing pipeline of a model file, for ``command``; a
+    CommandError for a model of any other kind."""
+    model = load_model(path, allow_pickle)
+    from ..annotation import role_of  # after the model: its loading imports the library
+
+    if role_of(model) not in (registry.PARSER, registry.TAGGER, registry.PIPELINE):
+        raise CommandError(f"{path} holds a {type(model).__name__}, which {command} cannot "
+                           "apply: it takes a parser, a tagger or a parsing pipeline")
+    return model
+
+
 def _load_model(path, allow_pickle):
     from ..utils import is_model_file
     from ..utils import load_model as load_safe

@@ -3,9 +3,9 @@
 
 import sys
 
-from ..registry import PARSER, PIPELINE, TAGGER
 from ..tokenize._text import MAX_SENTENCE_LENGTH
-from ._common import PICKLE_WARNING, CommandError, check_output_path, input_source, load_model
+from ._common import (PICKLE_WARNING, CommandError, check_output_path, input_source,
+                      load_annotator)
 
 
 HELP = ("apply a saved pipeline, parser (HEAD, DEPREL) or tagger (its tag column) to a CoNLL-U "
@@ -57,13 +57,9 @@ def run(args):
         raise CommandError(f"--max-sentence-length must be at least 1, got {args.max_sentence_length}")
     if args.output:
         check_output_path(args.output)
-    model = load_model(args.model, args.allow_pickle)
+    model = load_annotator(args.model, args.allow_pickle, "parse")
     from .. import parse  # after the model: its loading imports the library
-    from ..annotation import role_of
 
-    if role_of(model) not in (PARSER, TAGGER, PIPELINE):
-        raise CommandError(f"{args.model} holds a {type(model).__name__}, which parse cannot "
-                           "apply: it takes a parser, a tagger or a parsing pipeline")
     source, name = input_source(args.input)
     options = {}
     if args.input_format == "text":

@@ -6,8 +6,7 @@ import signal
 import sys
 import threading
 
-from .. import registry
-from ._common import PICKLE_WARNING, CommandError, load_model
+from ._common import PICKLE_WARNING, CommandError, load_annotator
 
 HELP = "load models once and annotate text or CoNLL-U over HTTP (UDPipe's REST API)"
 DESCRIPTION = (
@@ -54,11 +53,7 @@ def _named_models(specs, allow_pickle):
             name, path = os.path.splitext(os.path.basename(spec))[0], spec
         if not name or name in models:
             raise CommandError(f"--model {spec!r}: the name {name!r} is empty or already taken")
-        model = load_model(path, allow_pickle)
-        if registry.kind_of(model) is None:
-            raise CommandError(f"{path} holds a {type(model).__name__}, which cannot "
-                               "annotate: give a parser, a tagger or a pipeline")
-        models[name] = model
+        models[name] = load_annotator(path, allow_pickle, "serve")
     return models
 
 

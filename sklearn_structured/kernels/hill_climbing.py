@@ -96,7 +96,7 @@ class PartScorer(NamedTuple):
 
 class ClimbSettings(NamedTuple):
     # restarts in a row without a better tree before stopping: 20 finds the best
-    # tree of over 99% of the random instances of tests/test_hill_climbing.py
+    # tree of over 99% of the random instances of tests/lowrank/test_hill_climbing.py
     # (2-7 words, single root, the restarts' noise at the instances' scale)
     patience: int = 20
     margin: float = np.inf  # candidate heads: arc score within this of the word's best
