@@ -1,4 +1,4 @@
-"""About thirty bad inputs a new user hit (issue 35, part 9): each gets one clear line
+"""About thirty bad inputs a new user hit: each gets one clear line
 that names the place (file and line, parameter, or X[i]) and says what was expected.
 
 The command line runs in-process through ``main``; two cases run the installed

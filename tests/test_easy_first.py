@@ -216,7 +216,7 @@ def test_plain_string_tokens_are_parsed_and_tagged():
     assert tagger.transform(words[:1])[0][0]["form"] == words[0][0]
 
 
-# --- real data: Ma et al.'s valid updates (bar 3) -------------------------------
+# --- real data: Ma et al.'s valid updates -----------------------------------------
 
 @pytest.mark.skipif(not os.environ.get("SKLEARN_STRUCTURED_DATA"),
                     reason="set SKLEARN_STRUCTURED_DATA to the shared data folder")

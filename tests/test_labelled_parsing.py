@@ -103,6 +103,27 @@ def test_keep_best_keeps_the_labels_of_the_best_epoch(sample):
     assert parser.labeller_["perceptron"] is None  # fit keeps the prediction weights only
 
 
+@pytest.mark.parametrize("name", sorted(PARSERS))
+def test_the_labeller_orders_its_passes_by_the_parsers_random_state(name, sample):
+    X, y, _, _ = sample
+    parser, _ = PARSERS[name]
+    seeds = [clone(parser).set_params(random_state=seed).fit(X[:40], y[:40]).labeller_["order_seed"]
+             for seed in (0, 0, 1)]
+    assert seeds[0] == seeds[1] != seeds[2]
+
+
+def test_a_labeller_saved_without_an_order_seed_goes_on_with_the_fixed_one(sample):
+    X, y, _, _ = sample
+    parser = PARSERS["easyfirst"][0]
+    fixed, saved = (clone(parser).partial_fit(X[:40], y[:40]) for _ in range(2))
+    fixed.labeller_["order_seed"] = 12011
+    del saved.labeller_["order_seed"]  # as models of the previous release hold it
+    for model in (fixed, saved):
+        model.partial_fit(X[:40], y[:40])
+    tables = [model.labeller_["perceptron"]["weights"]["table"] for model in (fixed, saved)]
+    assert np.array_equal(*tables)
+
+
 def test_round_trips_keep_the_labels(fitted, sample, tmp_path):
     _, _, X_test, y_test = sample
     reference = fitted.predict(X_test)

@@ -3,6 +3,7 @@
 from numbers import Integral
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ..labelling import LabellingParserMixin
 from ..metrics import attachment_score
@@ -167,11 +168,12 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         -------
         self
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
-        data = self._training_data(sentences, heads, reset=True)
+        data = self._training_data(sentences, heads, True, rng)
         self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True,
-                         keep_training_state=False)
+                         keep_training_state=False, rng=rng)
         return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
@@ -182,11 +184,13 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
         pairs the labeller makes one more pass too.
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         reset = self._check_resumable()
-        data = self._training_data(sentences, heads, reset)
-        self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True)
+        data = self._training_data(sentences, heads, reset, rng)
+        self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True,
+                         rng=rng)
         return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _start(self, sentences, heads):

@@ -7,6 +7,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
+from sklearn.utils import check_random_state
 
 from ..metrics import token_accuracy
 from ..utils import (
@@ -475,14 +476,14 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
                                    self._search(), self.update == "resume", records)
 
     # --- public API -----------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _split_validation(self, X, y, X_val, y_val):
+    def _split_validation(self, X, y, X_val, y_val, rng):
         """``split_validation``, with ``y_val`` read from the ``target`` field of
         ``X_val``'s tokens when it is not given (as ``y`` may be)."""
         if X_val is not None and y_val is None:
             X_val, y_val = self._gold_tags(X_val, None)
-        return split_validation(self, X, y, X_val, y_val)
+        return split_validation(self, X, y, X_val, y_val, rng=rng)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes from zero weights.
 
@@ -502,9 +503,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
         -------
         self
         """
-        X, y, validation = self._split_validation(X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = self._split_validation(X, y, X_val, y_val, rng)
         sentences, tags = self._gold_tags(X, y)
-        data = self._training_data(sentences, tags, reset=True)
+        data = self._training_data(sentences, tags, True, rng)
         return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
@@ -514,9 +516,10 @@ class EasyFirstBeamTagger(TransformerMixin, EasyFirstBase):
 
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
-        X, y, validation = self._split_validation(X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = self._split_validation(X, y, X_val, y_val, rng)
         sentences, tags = self._gold_tags(X, y)
-        data = self._training_data(sentences, tags, self._check_resumable())
+        data = self._training_data(sentences, tags, self._check_resumable(), rng)
         return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _tag(self, X):

@@ -20,6 +20,10 @@ format:
 ``weights``       float32 array, the averaged weights of those cells that
                   prediction uses; None while ``perceptron`` is kept
 ``n_iter``        int, passes made so far
+``order_seed``    int, drawn from the parser's ``random_state``: pass ``i`` visits the
+                  sentences in the order ``numpy.random.default_rng([order_seed, i])``
+                  draws, so that ``k`` calls of ``partial_fit`` make the passes of
+                  ``fit`` with ``k`` epochs
 
 The root constraint: a label is a root label when most of its training
 occurrences attach to the root (in UD, ``root``, and only it). Words attached
@@ -31,6 +35,7 @@ touched cells take less room than a dense table of a quarter of the size.
 """
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
 from ..utils._training import perceptron_state, prediction_weights
@@ -40,8 +45,8 @@ FIELDS = ("lower", "upos", "xpos", "lemma", "feats")
 # 2**22 cells shared by all feature-label pairs: on EWT dev, 2**20 (43% of the cells
 # touched) lost 0.1 label accuracy on gold trees to collisions
 HASH_BITS = 22
-# seeds the order of the training sentences in every pass; a fixed schedule
-_ORDER_SEED = 12011
+# the order seed of labellers made before it was drawn from random_state (saved models)
+_FIXED_ORDER_SEED = 12011
 
 
 def _flat_heads(heads):
@@ -91,9 +96,10 @@ def _model(state, weights, sums=None, seen=None):
                       int(state["root_label"]))
 
 
-def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
+def new_labeller(sentences, heads, deprels, *, random_state=None, hash_bits=HASH_BITS):
     """An untrained labeller state whose labels, root labels and vocabularies come from
-    the training data."""
+    the training data, and whose order seed ``random_state`` draws (a parser passes the
+    generator of its ``fit`` call)."""
     counts, at_root = {}, {}
     for h, labels in zip(heads, deprels):
         for head, label in zip(h.tolist(), labels):
@@ -118,6 +124,7 @@ def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
         "perceptron": perceptron_state({"table": np.zeros(0)}),
         "weights": None,
         "n_iter": 0,
+        "order_seed": int(check_random_state(random_state).randint(np.iinfo(np.int32).max)),
     }
 
 
@@ -144,7 +151,8 @@ class LabellerEpochs(EpochTrainer):
 
     def train_epoch(self):
         state = self.state
-        order = np.random.default_rng([_ORDER_SEED, state["n_iter"]]).permutation(
+        seed = state.get("order_seed", _FIXED_ORDER_SEED)
+        order = np.random.default_rng([seed, state["n_iter"]]).permutation(
             len(self.data.offsets) - 1)
         before = self.count[0]
         errors = train_epoch(self.data, self.gold, order,
@@ -240,22 +248,24 @@ class LabellingParserMixin:
     and predicts heads, exactly as without the labeller.
     """
 
-    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state):
-        epochs = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state,
+                    rng):
+        epochs = self._labeller_epochs(sentences, heads, deprels, reset=reset, rng=rng)
         if epochs is None:
             return
         epochs.run(n_epochs, name=type(self).__name__, verbose=self.verbose)
         self._store_labeller(epochs, keep_training_state)
 
-    def _labeller_epochs(self, sentences, heads, deprels, *, reset):
+    def _labeller_epochs(self, sentences, heads, deprels, *, reset, rng):
         """The :class:`LabellerEpochs` of a ``fit`` (``reset``) or ``partial_fit`` call,
-        for a parser that runs them beside its own epochs; None for heads alone."""
+        for a parser that runs them beside its own epochs; None for heads alone.
+        ``rng``: the call's generator, which seeds a new labeller."""
         if reset:
             self.labeller_ = None
         if deprels is None:
             return None
         if getattr(self, "labeller_", None) is None:
-            self.labeller_ = new_labeller(sentences, heads, deprels)
+            self.labeller_ = new_labeller(sentences, heads, deprels, random_state=rng)
         return LabellerEpochs(self.labeller_, sentences, heads, deprels)
 
     def _store_labeller(self, epochs, keep_training_state):

@@ -111,15 +111,16 @@ class _PassiveAggressiveEpochs(EpochTrainer):
     the validation LAS scores the tree and the labels of the same epoch.
     """
 
-    def __init__(self, parser, data, heads, labels):
+    def __init__(self, parser, data, heads, labels, rng):
         self.parser, self.data, self.heads, self.labels = parser, data, heads, labels
+        self.rng = rng
         self.history = parser.history_
 
     def train_epoch(self):
         parser = self.parser
         if not parser.tensor_initialised_:
             loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
-            parser._initialise_tensor(self.data, self.heads, pred)
+            parser._initialise_tensor(self.data, self.heads, pred, self.rng)
             return EpochResult("init (gamma=1)", loss, (("cost-augmented training UAS", train_uas),))
         loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
         fields = (("cost-augmented training UAS", train_uas),)
@@ -291,6 +292,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
     def __init__(
         self,
         rank=50,
+        *,
         gamma=0.3,
         C=1.0,
         n_epochs=10,
@@ -332,12 +334,11 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         return Encoding(self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
                         self.word_feature_table_, self.pos is not None)
 
-    def _initialise(self, encoding):
+    def _initialise(self, encoding, rng):
         """Fitted encoding and initial training state, from the first training data's encoding."""
         (self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
          self.word_feature_table_) = encoding[:4]
         self.n_word_features_ = encoding.n_word_features
-        rng = check_random_state(self.random_state)
         shapes = {
             "theta": (self.n_features,),
             "U": (self.n_word_features_, self.rank),
@@ -392,7 +393,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         self.n_iter_ += 1
         return losses.mean(), float(np.mean(pred == heads)), pred
 
-    def _initialise_tensor(self, data, heads, pred):
+    def _initialise_tensor(self, data, heads, pred, rng):
         """SVD initialisation from the tensor-free weights (gold and predicted arcs)."""
         sent_off = data["sent_off"]
         lengths = np.diff(sent_off) - 1
@@ -405,7 +406,6 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         entries = tensor_entries(sent_off, (arcs_sent, arcs_h, arcs_m), _token_arrays(data),
                                  self.word_feature_table_, state["weights"]["theta"],
                                  self._config(self.gamma), _PAIRS)
-        rng = check_random_state(self.random_state)
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
         state["weights"].update(U=U, V=V, W=W)
         # the average starts with the model proper, after the initialisation pass
@@ -416,22 +416,24 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     def _train(self, X, y, X_val, y_val, *, n_epochs, reset):
         """The passes of ``fit`` (``reset``) or ``partial_fit`` over ``(X, y)``, with the
-        labeller's when ``y`` holds labels."""
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        labeller's when ``y`` holds labels; one generator, ``random_state``'s, draws
+        the validation split, the initial tensor and the labeller's seed."""
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         if reset:
             encoding, data = fit_encoding(sentences, self.word_vectors, self.pos is not None)
-            self._initialise(encoding)
+            self._initialise(encoding, rng)
             self.history_ = []
         else:
             data = encode(sentences, self._encoding())
         flat, offsets = pack_ragged(heads)
         if reset:
             self.decoder_ = self._choose_decoder(flat, offsets)
-        labels = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+        labels = self._labeller_epochs(sentences, heads, deprels, reset=reset, rng=rng)
         # the tensor-free initialisation pass, if still due, comes before the n_epochs
         n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
-        _PassiveAggressiveEpochs(self, data, flat, labels).run(
+        _PassiveAggressiveEpochs(self, data, flat, labels, rng).run(
             n_passes, name=type(self).__name__, verbose=self.verbose, validation=validation,
             patience=self.n_iter_no_change)
         self._store_prediction_weights()

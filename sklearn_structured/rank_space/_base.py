@@ -317,9 +317,9 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         sentences = sentence_forms(X, require_any=True)
         if X_val is not None:
             X_val = sentence_forms(X_val, name="X_val")
-        sentences, _, validation = split_validation(self, sentences, None, X_val,
-                                                    supervised=False)
         rng = check_random_state(self.random_state)
+        sentences, _, validation = split_validation(self, sentences, None, X_val, rng=rng,
+                                                    supervised=False)
         continuing = self.warm_start and getattr(self, "params_", None) is not None
         if continuing:
             # a fresh shuffle per call, still determined by random_state

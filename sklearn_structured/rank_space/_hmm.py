@@ -95,6 +95,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
     def __init__(
         self,
         n_states=128,
+        *,
         rank=64,
         parameterization="neural",
         embedding_dim=256,

@@ -195,6 +195,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         self,
         n_nonterminals=30,
         n_preterminals=60,
+        *,
         rank=100,
         parameterization="neural",
         embedding_dim=256,

@@ -225,7 +225,7 @@ class NBestReranker(SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, parser, scorers=(SpectralTreeScorer(),), n_best=50, cv=3, n_epochs=10,
+    def __init__(self, parser, *, scorers=(SpectralTreeScorer(),), n_best=50, cv=3, n_epochs=10,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.parser = parser
         self.scorers = scorers
@@ -274,7 +274,8 @@ class NBestReranker(SentenceEstimator):
                 raise ValueError(f"train_nbest has {len(train_nbest)} lists for {len(X)} sentences")
             # each list stays with its sentence, or is held out with it
             X = list(zip(X, train_nbest))
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         if train_nbest is not None:
             X, train_nbest = [x for x, _ in X], [lst for _, lst in X]
             if X_val is None and validation is not None:
@@ -282,7 +283,6 @@ class NBestReranker(SentenceEstimator):
                 validation = ([x for x, _ in validation[0]], validation[1])
         sentences, heads = check_dependency_data(X, y)
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
-        rng = check_random_state(self.random_state)
         n_folds = 3 if self.cv == "prefit" else self.cv
         folds = list(KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1)).split(sentences))
         nbest = None if train_nbest is None else [list(lst)[:self.n_best] for lst in train_nbest]

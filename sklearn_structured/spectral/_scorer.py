@@ -356,7 +356,7 @@ class SpectralTreeScorer(SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_components=32, method="spectral+em", embedding="svd", smoothing=1.0,
+    def __init__(self, n_components=32, *, method="spectral+em", embedding="svd", smoothing=1.0,
                  min_count=2, rcond=0.01, n_epochs=100, tol=1e-4, n_iter_no_change=None,
                  validation_fraction=None, n_init=2, combine_runs="mean", pseudo_count=0.01,
                  token_field="form", strip_punctuation=False, n_jobs=None, random_state=None,
@@ -390,7 +390,8 @@ class SpectralTreeScorer(SentenceEstimator):
         iteration. ``X_unlabeled`` (optional list of sentences) adds
         word-context counts to the spectral embedding only.
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads = self._modelled(*check_dependency_data(X, y, single_root=False))
         extra = [] if X_unlabeled is None else check_sentences(X_unlabeled, name="X_unlabeled")
         if self.strip_punctuation:
@@ -404,7 +405,6 @@ class SpectralTreeScorer(SentenceEstimator):
                 f"n_components={self.n_components} must be smaller than the number of "
                 f"word types kept ({n_words}, including the unknown word)"
             )
-        rng = check_random_state(self.random_state)
         ids, offsets = self._encode(sentences)
         train = (ids, pack_ragged(heads)[0], offsets)
         if validation is not None:

@@ -264,7 +264,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         **EARLY_STOPPING_CONSTRAINTS,
     }
 
-    def __init__(self, n_epochs=8, n_features=2**22, multiword_min_count=3, expand_multiword=True,
+    def __init__(self, *, n_epochs=8, n_features=2**22, multiword_min_count=3, expand_multiword=True,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.n_epochs = n_epochs
         self.n_features = n_features
@@ -307,7 +307,8 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         """
         if self.n_features & (self.n_features - 1):
             raise ValueError(f"n_features must be a power of two, got {self.n_features}")
-        X, _, X_val = split_validation(self, _documents(X, "X"), None, X_val, None,
+        rng = check_random_state(self.random_state)
+        X, _, X_val = split_validation(self, _documents(X, "X"), None, X_val, None, rng=rng,
                                        supervised=False)
         segmented = [segmented_text(doc) for doc in X]
         self.n_rebuilt_sentences_ = sum(s.rebuilt for s in segmented)
@@ -332,8 +333,7 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
         self.history_ = []
         validation = (None if X_val is None
                       else [segmented_text(doc) for doc in _documents(X_val, "X_val")])
-        trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64),
-                                   check_random_state(self.random_state))
+        trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64), rng)
         trainer.history = self.history_
         trainer.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
                     validation=validation, patience=self.n_iter_no_change)
