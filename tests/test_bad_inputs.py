@@ -31,7 +31,7 @@ GOOD = HEADER + _word(1, "Dogs", 2) + _word(2, "bark", 0) + "\n"
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad")
     X, y = load_sample_treebank("train")
-    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, hash_bits=12, random_state=0)
+    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, n_features=2**12, random_state=0)
     save_model(parser.fit(X[:20], y[:20]), folder / "parser.model")
     (folder / "parser.pickle").write_bytes(pickle.dumps(parser))
     truncated = (folder / "parser.model").read_bytes()

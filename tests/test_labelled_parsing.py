@@ -21,7 +21,7 @@ from sklearn_structured.utils.estimator_checks import (
 PARSERS = {
     "lowrank": (LowRankTensorParser(rank=4, n_epochs=2, n_features=2**14, random_state=0),
                 {"rank": [2, 4], "gamma": [0.3, 1.0]}),
-    "easyfirst": (EasyFirstBeamParser(beam_size=2, n_epochs=2, hash_bits=14, random_state=0),
+    "easyfirst": (EasyFirstBeamParser(beam_size=2, n_epochs=2, n_features=2**14, random_state=0),
                   {"beam_size": [1, 2], "n_epochs": [1, 2]}),
 }
 

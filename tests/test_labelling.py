@@ -10,7 +10,7 @@ from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.labelling import label_trees, new_labeller, train_labeller
 from sklearn_structured.labelling import _kernels as K
-from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
+from sklearn_structured.labelling._labeller import _sentences
 from sklearn_structured.utils._training import averaged_weights
 
 
@@ -160,7 +160,7 @@ def _oracle_training(state, data, gold, n_epochs):
     w, sums, seen = defaultdict(float), defaultdict(float), 0
     sentences = _oracle_sentences(data)
     for epoch in range(n_epochs):
-        order = np.random.default_rng([_ORDER_SEED, epoch]).permutation(len(sentences))
+        order = np.random.default_rng([state["order_seed"], epoch]).permutation(len(sentences))
         for s in order:
             words, heads = sentences[s]
             lo = data.offsets[s]

@@ -33,7 +33,7 @@ from sklearn_structured.utils import (
 SMALL = {
     LowRankTensorParser: dict(rank=4, n_epochs=3, n_features=2**14),
 
-    EasyFirstBeamParser: dict(beam_size=2, n_epochs=3, hash_bits=14),
+    EasyFirstBeamParser: dict(beam_size=2, n_epochs=3, n_features=2**14),
 
     EasyFirstBeamTagger: dict(beam_size=2, n_epochs=3, target="xpos"),
 

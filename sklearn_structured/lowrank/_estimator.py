@@ -35,15 +35,9 @@ from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
 # third-order decoding: the candidate heads' margin below a word's best arc score,
-# in training and prediction, and restarts in a row without a better tree. EWT dev,
-# one model trained on all of train with margin 1 / 2 (1.0 keeps 3.4 heads per
-# word and misses 3.4% of the gold heads; 2.0 keeps 9.9 and misses 0.3%): UAS
-# 89.28 / 89.99 parsed at margin 1 / 2 and patience 10, for 692 / 1,144 CPU s of
-# training. Prediction patience 7 / 10 / 15 / 20: EWT dev 89.89 / 89.99 / 90.04 /
-# 90.09, Bosque dev 90.93 / 90.96 / 91.01 / 91.01 (one model each); 15 decodes as
-# fast as 7 did before the attach-score cache, 20 does not. Training on 2,000
-# sentences with patience 10 instead of 3 gave no better model (dev 84.93 against
-# 85.14) for 2.6 times the time.
+# in training and prediction, and restarts in a row without a better tree (in
+# prediction; training's patience is shorter). The user guide's third-order section
+# gives the measurements they were chosen by.
 HILL_CLIMBING = ClimbSettings(patience=15, margin=2.0, single_root=True)
 TRAINING_PATIENCE = 3
 
@@ -59,6 +53,8 @@ _DECODERS = {"chu_liu_edmonds": _single_root_tree, "eisner": eisner_argmax}
 # decoder="auto" decodes projectively up to this share of non-projective training arcs
 _MOSTLY_PROJECTIVE = 0.01
 _PARAMETERS = ("theta", "U", "V", "W")
+# the tag fields the features read, the fine tag first
+_POS_FIELDS = ("xpos", "upos")
 
 
 # the fitted arrays that pickles hold as the safe model format does (see __getstate__)
@@ -189,18 +185,21 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         ``"auto"`` takes Eisner when at most 1% of the training arcs are
         non-projective, else Chu-Liu-Edmonds (the choice is ``decoder_``): on
         nearly projective treebanks the projective constraint corrects more
-        arcs than it forbids (EWT dev +0.6 UAS, +0.9 LAS; see the user guide).
+        arcs than it forbids (the user guide compares the two).
     init : {"svd", "random"}, default="svd"
         Tensor initialisation: the paper's SVD of the unfolded weights of a
         tensor-free epoch, or small Gaussian values.
     average : bool, default=True
         Predict with the parameters averaged over all updates.
-    pos : {"both"} or None, default="both"
-        The tag fields the features read: ``"both"`` reads XPOS as the fine
-        tag and UPOS as the coarse tag (a missing one falls back on the
-        other, then on the form); None reads no tags (word features only).
-        The same parameter as :class:`~sklearn_structured.easy_first.EasyFirstBeamParser`'s
+    pos : ("xpos", "upos") or None, default=("xpos", "upos")
+        The tag fields the features read, by their CoNLL-U names: XPOS as
+        the fine tag and UPOS as the coarse tag (a missing one falls back on
+        the other, then on the form); None reads no tags (word features
+        only). The same parameter as
+        :class:`~sklearn_structured.easy_first.EasyFirstBeamParser`'s
         ``pos``, whose features read one field; this parser's read both.
+        ``"both"``, the old name of ``("xpos", "upos")``, is deprecated and
+        will stop working in the next release.
     word_vectors : mapping of str to 1-D array, default=None
         Optional embeddings; the vectors of a word and of its two neighbours
         are appended to its word features as real values.
@@ -212,9 +211,8 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         grand-siblings, tri-siblings and head bigrams, decoded by randomized
         hill climbing (Zhang et al., 2014) restarted from ``decoder_``'s best
         trees under perturbed arc scores, which keeps to projective trees
-        when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``;
-        on EWT dev ``C=1`` did better (84.65 against 84.04 UAS, 2,000
-        training sentences, 2 epochs).
+        when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``
+        (the user guide compares that with the default).
     n_iter_no_change : int or None, default=None
         With validation data (``X_val`` or ``validation_fraction``), stop
         after this many passes without a better validation score and keep
@@ -279,7 +277,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         "decoder": [StrOptions({"auto", *_DECODERS})],
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
-        "pos": [StrOptions({"both"}), None],
+        "pos": [Options(tuple, {_POS_FIELDS}), StrOptions({"both"}, deprecated={"both"}), None],
         "word_vectors": [Mapping, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
@@ -288,6 +286,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         "n_jobs": [Integral, None],
         **EARLY_STOPPING_CONSTRAINTS,
     }
+    _renamed_params = {"pos": ("pos", lambda pos: _POS_FIELDS if pos == "both" else pos)}
 
     def __init__(
         self,
@@ -299,7 +298,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         decoder="auto",
         init="svd",
         average=True,
-        pos="both",
+        pos=_POS_FIELDS,
         word_vectors=None,
         n_features=2**22,
         order=1,
@@ -357,8 +356,8 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         """``theta_``, ``U_``, ``V_``, ``W_`` from the training state.
 
         float32 rounded to float16 values, so the saved model is a quarter of
-        float64's size, and on EWT dev the parse is the same (2 of 25,147
-        heads change, UAS/LAS equal to 0.01; issue 13). The scoring kernels
+        float64's size and parses as well (the user guide gives the
+        measurement). The scoring kernels
         add them up in float64, so they score exactly as the same values
         held in float64 did; the price is a second compilation of those
         kernels (training scores with the float64 training state), paid once
@@ -575,7 +574,7 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
 
     def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
-        return ("xpos", "upos") if self.pos is not None else ()
+        return _POS_FIELDS if self.pos is not None else ()
 
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first (unlabelled).

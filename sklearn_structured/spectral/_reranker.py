@@ -36,7 +36,7 @@ from ..utils import (
     split_validation,
     training_step,
 )
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._rerank_kernels import (
     CandidateLists,
     epoch_orders,
@@ -157,9 +157,11 @@ class NBestReranker(SentenceEstimator):
         Base dependency parser with ``fit(X, y)`` and ``predict_nbest(X, k)``
         returning, per sentence, a list of ``(heads, score)`` pairs best first
         (e.g. :class:`~sklearn_structured.LowRankTensorParser`).
-    scorers : tuple of estimators, default=(SpectralTreeScorer(),)
+    scorers : tuple of estimators or None, default=None
         Models with ``fit(X, y)`` and ``score_samples(X, y)`` giving a
-        log-probability per (sentence, tree); each adds one feature.
+        log-probability per (sentence, tree); each adds one feature. None
+        is one :class:`SpectralTreeScorer` of default parameters; ``()`` is
+        no scorer (the baseline templates and the parser's score alone).
     n_best : int, default=50
         Candidates per sentence.
     cv : int or "prefit", default=3
@@ -215,8 +217,8 @@ class NBestReranker(SentenceEstimator):
     """
 
     _parameter_constraints = {
-        "parser": [object],
-        "scorers": [tuple, list],
+        "parser": [HasMethods(["fit", "predict_nbest"])],
+        "scorers": [tuple, list, None],
         "n_best": [Interval(Integral, 1, None, closed="left")],
         "cv": [Interval(Integral, 2, None, closed="left"), StrOptions({"prefit"})],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -225,7 +227,7 @@ class NBestReranker(SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, parser, *, scorers=(SpectralTreeScorer(),), n_best=50, cv=3, n_epochs=10,
+    def __init__(self, parser, *, scorers=None, n_best=50, cv=3, n_epochs=10,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.parser = parser
         self.scorers = scorers
@@ -298,12 +300,13 @@ class NBestReranker(SentenceEstimator):
             nbest = self.parser_.predict_nbest(sentences, self.n_best)
         cands = _Candidates(nbest, lengths)
 
-        scorer_log_probs = [np.zeros(len(cands.sentence)) for _ in self.scorers]
+        scorers = (SpectralTreeScorer(),) if self.scorers is None else self.scorers
+        scorer_log_probs = [np.zeros(len(cands.sentence)) for _ in scorers]
         position = np.arange(len(cands.sentence))
         for i, (train, test) in enumerate(folds):
             in_test = np.isin(cands.sentence, test)
             subset = _Candidates([nbest[j] for j in test], lengths[test])
-            for f, scorer in enumerate(self.scorers):
+            for f, scorer in enumerate(scorers):
                 with training_step(f"fold {i + 1} of {len(folds)}"):
                     fitted = _seeded_clone(scorer, rng).fit([sentences[j] for j in train],
                                                             [heads[j] for j in train])
@@ -311,7 +314,7 @@ class NBestReranker(SentenceEstimator):
                     fitted, [sentences[j] for j in test], subset)
         with training_step("final fit"):
             self.scorers_ = [_seeded_clone(scorer, rng).fit(sentences, heads)
-                             for scorer in self.scorers]
+                             for scorer in scorers]
 
         self.tag_vocabulary_ = fit_vocabularies(sentences, ("upos",))["upos"]
         tags, tok_off = self._tags(sentences)
