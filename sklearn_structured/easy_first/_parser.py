@@ -81,7 +81,9 @@ class EasyFirstBeamParser(LabellingParserMixin, EasyFirstBase):
         ``random_state``) as the validation data, instead of ``fit``'s
         ``X_val``, ``y_val``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the shuffling of the training sentences before every epoch.
+        Seeds, through one generator per ``fit`` call, the
+        ``validation_fraction`` split, the shuffling of the training
+        sentences before every epoch and the labeller's order of sentences.
     verbose : int, default=0
         Print one progress line per epoch on standard error: seconds, the
         mean perceptron loss (how far the prediction outscored the correct

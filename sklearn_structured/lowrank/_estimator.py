@@ -222,8 +222,9 @@ class LowRankTensorParser(LabellingParserMixin, SentenceEstimator):
         Hold out this fraction of the training sentences (drawn with
         ``random_state``) as validation data, instead of giving ``X_val``.
     random_state : int, RandomState or None, default=None
-        Seeds the randomized SVD, the random initialisation and the
-        ``validation_fraction`` split.
+        Seeds, through one generator per ``fit`` call, the
+        ``validation_fraction`` split, the random initialisation, the
+        labeller's order of sentences and the randomized SVD.
     verbose : int, default=0
         Print one progress line per pass on standard error: seconds, mean
         passive-aggressive loss, the validation score (a fraction, as

@@ -220,7 +220,8 @@ class Tokenizer(StructuredInputMixin, FormatVersionMixin, BaseEstimator):
     validation_fraction : float or None, default=None
         Hold out this fraction of the training documents as validation data.
     random_state : int, RandomState instance or None, default=None
-        Seeds the order of the paragraphs in every epoch.
+        Seeds the ``validation_fraction`` split and the order of the
+        paragraphs in every epoch, through one generator per ``fit`` call.
     verbose : int, default=0
         One progress line per epoch on standard error.
 

@@ -1,7 +1,10 @@
-"""Parameters renamed for one convention across the families: the old names (and the
-old value of ``pos``) still work for a release with a FutureWarning, and model files
-and pickles that hold them, as the last release wrote them, still load."""
+"""scikit-learn's parameter conventions in every estimator: keyword-only parameters
+but for the leading ones, a constraint for each, one name per concept. The old names
+of renamed parameters (and the old value of ``pos``) still work for a release with a
+FutureWarning, and model files and pickles that hold them, as the last release wrote
+them, still load."""
 
+import inspect
 import io
 import json
 import warnings
@@ -10,6 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
+import sklearn_structured
 from sklearn_structured import (
     EasyFirstBeamParser,
     EasyFirstBeamTagger,
@@ -20,8 +24,26 @@ from sklearn_structured import (
     SpectralTreeScorer,
 )
 from sklearn_structured.datasets import load_sample_treebank
+from sklearn_structured.registry import ESTIMATOR_CLASSES
 from sklearn_structured.utils import load_model, save_model
 from sklearn_structured.utils.estimator_checks import assert_same_predictions
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATOR_CLASSES))
+def test_parameters_are_keyword_only_but_the_leading_ones(name):
+    params = list(inspect.signature(getattr(sklearn_structured, name).__init__).parameters.values())
+    positional = [p.name for p in params[1:] if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert len(positional) <= 2, positional
+    assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params[1:])
+
+
+# TextPipeline has no _parameter_constraints yet
+@pytest.mark.parametrize("name", sorted(set(ESTIMATOR_CLASSES) - {"TextPipeline"}))
+def test_every_parameter_has_a_constraint(name):
+    cls = getattr(sklearn_structured, name)
+    params = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    assert set(cls._parameter_constraints) == params
+
 
 # class, small parameters, the old name and value, the new name and value
 RENAMES = {
