@@ -143,14 +143,12 @@ def test_files_and_pickles_with_the_old_name_load_with_the_new_one(case, sample,
 
 def test_the_reranker_resolves_its_default_scorer_in_fit(sample):
     X, y, X_test = sample
-    parser = LowRankTensorParser(rank=2, n_epochs=1, n_features=2**12, random_state=0)
-    default = NBestReranker(parser, n_best=3, cv=2, n_epochs=1, random_state=0)
-    assert default.get_params()["scorers"] is None
-    given = NBestReranker(parser, scorers=(SpectralTreeScorer(),), n_best=3, cv=2, n_epochs=1,
-                          random_state=0)
-    default.fit(X, y)
-    given.fit(X, y)
+    parser = LowRankTensorParser(rank=2, n_epochs=1, n_features=2**12, random_state=0).fit(X, y)
+    rerankers = [NBestReranker(parser, n_best=3, cv="prefit", n_epochs=1, random_state=0,
+                               **scorers) for scorers in ({}, {"scorers": (SpectralTreeScorer(),)})]
+    assert rerankers[0].get_params()["scorers"] is None
+    default, given = (reranker.fit(X, y) for reranker in rerankers)
     assert default.scorers is None and len(default.scorers_) == 1
-    assert isinstance(default.scorers_[0], SpectralTreeScorer)
+    assert default.scorers_[0].get_params() == SpectralTreeScorer().get_params()
     np.testing.assert_array_equal(default.coef_, given.coef_)
     assert_same_predictions(default.predict(X_test), given.predict(X_test))
