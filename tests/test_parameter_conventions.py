@@ -14,15 +14,8 @@ import numpy as np
 import pytest
 
 import sklearn_structured
-from sklearn_structured import (
-    EasyFirstBeamParser,
-    EasyFirstBeamTagger,
-    LowRankTensorParser,
-    NBestReranker,
-    RankSpaceHMM,
-    RankSpacePCFG,
-    SpectralTreeScorer,
-)
+from sklearn_structured import EasyFirstBeamParser, EasyFirstBeamTagger, LowRankTensorParser
+from sklearn_structured import NBestReranker, RankSpaceHMM, RankSpacePCFG, SpectralTreeScorer
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.registry import ESTIMATOR_CLASSES
 from sklearn_structured.utils import load_model, save_model
