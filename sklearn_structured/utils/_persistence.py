@@ -417,8 +417,11 @@ class _Decoder:
 
     def estimator(self, content):
         cls = _estimator_class(content["__estimator__"])
-        # files of the last release name renamed parameters by their old names
-        params = cls._upgraded_params({k: self.decode(v) for k, v in content["params"].items()})
+        params = {k: self.decode(v) for k, v in content["params"].items()}
+        # files of the last release name renamed parameters by their old names (every
+        # estimator with renamed parameters has a FormatVersionMixin to upgrade them)
+        if hasattr(cls, "_upgraded_params"):
+            params = cls._upgraded_params(params)
         estimator = cls(**params)
         for name, value in content["state"].items():
             if not name.isidentifier() or name.startswith("__"):
