@@ -49,7 +49,7 @@ beams = [1, 2, 4, 8]
 rng = np.random.default_rng(0)
 uas, intervals, speed, parsers = [], [], [], {}
 for beam in beams:
-    parser = EasyFirstBeamParser(beam_size=beam, n_epochs=6, hash_bits=18, random_state=0)
+    parser = EasyFirstBeamParser(beam_size=beam, n_epochs=6, n_features=2**18, random_state=0)
     parser.fit(X_train, y_train)
     parser.predict(X_test[:2])  # compile once before timing
     started = time.perf_counter()

@@ -39,6 +39,7 @@ from .tokenize._reader import text_documents
 from .tokenize._tokenizer import _documents, _texts
 from .utils import CheckedSentences, check_sentences
 from .utils._base import FormatVersionMixin, StructuredInputMixin
+from .utils._compat import HasMethods, _fit_context
 
 
 class TokenFieldSelector(Annotator, TransformerMixin, BaseEstimator):
@@ -59,6 +60,8 @@ class TokenFieldSelector(Annotator, TransformerMixin, BaseEstimator):
     """
 
     role = registry.SELECTOR
+    # which names are allowed, and that FORM is among them, is checked by _validate_fields
+    _parameter_constraints = {"fields": ["array-like"]}
 
     def __init__(self, fields=("form",)):
         self.fields = fields
@@ -82,6 +85,7 @@ class TokenFieldSelector(Annotator, TransformerMixin, BaseEstimator):
         return document.with_tag_columns(
             {field: [[None] * len(s.words) for s in document] for field in cleared})
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Check the parameters; nothing is learned."""
         self._validate_fields()
@@ -267,10 +271,17 @@ class TextPipeline(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEsti
         annotator = getattr(self, "annotator_", None) or self.annotator or make_parsing_pipeline()
         return (FORM, *_PipelineAnnotator(annotator).writes)
 
+    _parameter_constraints = {
+        "tokenizer": [HasMethods(["fit", "predict"]), None],
+        "annotator": [HasMethods(["fit", "predict"]), None],
+    }
+
     def __init__(self, tokenizer=None, annotator=None):
         self.tokenizer = tokenizer
         self.annotator = annotator
 
+    # the steps validate their own parameters when they are fitted
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Learn from CoNLL-U documents.
 

@@ -1,7 +1,7 @@
 """Benchmark of EasyFirstBeamTagger as a FEATS tagger and a lemmatiser.
 
 For each treebank, target and seed: train on train with the default settings
-(10 epochs, ``min_feature_count=2``) at ``--beam``, then score dev and test:
+(10 epochs, ``feature_min_count=2``) at ``--beam``, then score dev and test:
 token accuracy of the final strings (UFeats: the whole FEATS string; Lemma:
 the lemma after the dictionary), and for lemmas the accuracy on forms seen in
 training (the dictionary answers) and unseen (the predicted edit script

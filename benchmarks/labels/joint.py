@@ -25,7 +25,7 @@ from sklearn_structured import LowRankTensorParser
 from sklearn_structured.labelling import new_labeller, train_labeller, label_trees
 # internals with no public form: the labeller's kernels, its sentence packing and pass order
 from sklearn_structured.labelling import _kernels as K
-from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
+from sklearn_structured.labelling._labeller import _sentences
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.metrics import attachment_score
 
@@ -112,14 +112,14 @@ def main(argv=None):
         with open(path, "wb") as f:
             pickle.dump(parser, f)
     state = new_labeller(X, heads, deprels)
-    train_labeller(state, X, heads, deprels, 10)
+    train_labeller(state, X, heads, deprels, 10, random_state=0)
     # local (first-order) labeller, same features' first 24 templates
     data = _sentences(state, X, heads)
     ids = {l: i for i, l in enumerate(state["labels"])}
     gold = np.array([ids[l] for d in deprels for l in d])
     w = np.zeros(1 << 20); sums = np.zeros(1 << 20); seen = np.zeros(1)
     for ep in range(10):
-        order = np.random.default_rng([_ORDER_SEED, ep]).permutation(len(X))
+        order = np.random.default_rng([state["order_seed"], ep]).permutation(len(X))
         local_train_epoch(data, gold, order, w, sums, seen, state["allowed"])
     wl = w - sums / max(seen[0], 1)  # the mean of the weight iterates (averaged perceptron)
     _, dev_data = parser._predict_data(Xd)

@@ -70,7 +70,7 @@ def main(argv=None):
 
         def train():
             state = new_labeller(X, heads, deprels)
-            train_labeller(state, X, heads, deprels, n_epochs)
+            train_labeller(state, X, heads, deprels, n_epochs, random_state=args.seeds[0])
             return state
 
         state, _, seconds = timed(train)

@@ -38,12 +38,12 @@ from benchmarks.base import REPOSITORY, SETTINGS, data_home, load_treebank, mark
 
 
 CONFIGS = {
-    "full": dict(gamma=0.3, pos="both"),
-    "nt1": dict(gamma=1.0, pos="both"),
+    "full": dict(gamma=0.3),
+    "nt1": dict(gamma=1.0),
     "full_nopos": dict(gamma=0.3, pos=None),
     "nt1_nopos": dict(gamma=1.0, pos=None),
-    "full3": dict(gamma=0.3, pos="both", order=3),
-    "nt3": dict(gamma=1.0, pos="both", order=3),
+    "full3": dict(gamma=0.3, order=3),
+    "nt3": dict(gamma=1.0, order=3),
 }
 LABELS = {
     "full": "full (r=50, gamma=0.3)",

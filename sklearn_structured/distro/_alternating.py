@@ -14,7 +14,6 @@ keep-best); the label-vector passes run inside them.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from ..utils import EARLY_STOPPING_CONSTRAINTS, EpochResult, EpochTrainer
 from ..utils._compat import Interval, StrOptions
@@ -268,9 +267,10 @@ def _resolve_n_components(estimator, n_labels):
     return n_components
 
 
-def fit_label_model(estimator, problem, n_labels, validation=None):
+def fit_label_model(estimator, problem, n_labels, rng, validation=None):
     """Run Algorithm 1 with ``estimator``'s parameters and store the fitted attributes.
 
+    ``rng`` is the generator of the ``fit`` call (``estimator.random_state``'s).
     Sets ``label_vectors_``, ``coef_``, ``intercept_``, ``objective_`` and
     ``history_``; returns the transition matrix (unused by atomic problems).
     ``validation`` is an optional ``score(A, V, T)`` of the validation data.
@@ -283,7 +283,7 @@ def fit_label_model(estimator, problem, n_labels, validation=None):
         alpha=estimator.alpha, nuclear_penalty=estimator.nuclear_penalty,
         label_learning_rate=estimator.label_learning_rate, n_rounds=estimator.n_rounds,
         n_epochs=estimator.n_epochs, n_init=estimator.n_init,
-        rng=check_random_state(estimator.random_state), verbose=estimator.verbose,
+        rng=rng, verbose=estimator.verbose,
         name=type(estimator).__name__, history=estimator.history_, validation=validation,
         patience=estimator.n_iter_no_change,
     )

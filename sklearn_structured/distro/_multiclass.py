@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -156,7 +157,8 @@ class DistroSVM(DistroParameters, FormatVersionMixin, ClassifierMixin, BaseEstim
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
         check_classification_targets(y)
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         self.classes_, y_ids = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -166,7 +168,7 @@ class DistroSVM(DistroParameters, FormatVersionMixin, ClassifierMixin, BaseEstim
         X.sort_indices()
         problem = _MulticlassProblem(X, y_ids.astype(np.int64))
         scorer = None if validation is None else self._validation_scorer(*validation)
-        fit_label_model(self, problem, len(self.classes_), scorer)
+        fit_label_model(self, problem, len(self.classes_), rng, scorer)
         return self
 
     def _validation_scorer(self, X_val, y_val):

@@ -4,6 +4,7 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.chain import viterbi_batch
@@ -300,7 +301,9 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         self
         """
         sentences, tags = check_tagging_data(X, y)
-        sentences, tags, validation = split_validation(self, sentences, tags, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        sentences, tags, validation = split_validation(self, sentences, tags, X_val, y_val,
+                                                       rng=rng)
         flat_tags = [tag for sequence in tags for tag in sequence]
         self.classes_ = np.unique(flat_tags)
         index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
@@ -318,7 +321,8 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
             problem = _CandidateSequenceProblem(tokens, offsets, y_ids, self._candidates(forms),
                                                 self.label_vectors == "onehot")
         scorer = None if validation is None else self._validation_scorer(*validation)
-        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), scorer)
+        self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), rng,
+                                                   scorer)
         return self
 
     def _validation_scorer(self, X_val, y_val):

@@ -15,7 +15,6 @@ from abc import ABC, abstractmethod
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
@@ -152,9 +151,10 @@ class EasyFirstBase(SentenceEstimator, ABC):
         """``weights_``: the averaged perceptron weights (or the current ones), float32."""
         self.weights_ = prediction_weights(self.training_state_, _TABLE, self.average)
 
-    def _init_state(self, sentences, targets):
-        """Fresh weights, counters and history; returns the encoded training data."""
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+    def _init_state(self, sentences, targets, rng):
+        """Fresh weights, counters and history, the shuffling seed drawn from ``rng``;
+        returns the encoded training data."""
+        seed = rng.randint(np.iinfo(np.int32).max)
         shape, data = self._start(sentences, targets)
         self.training_state_ = perceptron_state({_TABLE: np.zeros(shape)})
         self._store_prediction_weights()
@@ -172,10 +172,10 @@ class EasyFirstBase(SentenceEstimator, ABC):
         check_resumable(self, self.training_state_)
         return False
 
-    def _training_data(self, sentences, targets, reset):
+    def _training_data(self, sentences, targets, reset, rng):
         """The encoded training data, after fresh weights when ``reset``."""
         if reset:
-            return self._init_state(sentences, targets)
+            return self._init_state(sentences, targets, rng)
         return self._encode_training(sentences, targets)
 
     def _train(self, data, n_sentences, n_epochs, validation, *, keep_training_state):

@@ -3,6 +3,7 @@
 from numbers import Integral
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ..annotation import ParserAnnotator
 from ..fields import INPUT_TAG_FIELDS, tag_fallback
@@ -14,7 +15,8 @@ from ..utils import (
     fit_vocabularies,
     split_validation,
 )
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._base import DEPRECATED, check_power_of_two
+from ..utils._compat import Hidden, Interval, StrOptions, _fit_context
 from . import _parser_kernels as kernels
 from ._base import EasyFirstBase
 
@@ -36,7 +38,7 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
     keeps every update valid despite spurious ambiguity.
 
     Features are the paper's Table 1 plus the base features of Goldberg &
-    Elhadad, integer-hashed in numba into a table of ``2 ** hash_bits`` rows,
+    Elhadad, integer-hashed in numba into a table of ``n_features`` rows,
     one weight per row and action type. Input POS tags are read from each
     token's ``pos`` field, so in a pipeline after
     :class:`EasyFirstBeamTagger` use the same field as the tagger's ``target``.
@@ -65,8 +67,12 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
         Token field holding the POS tag used by the features. A token
         without it reads the other tag field, then its form (the library's
         one reading of tokens, :func:`sklearn_structured.utils.token_values`).
-    hash_bits : int, default=20
-        Log2 of the number of rows of the hashed weight table.
+    n_features : int, default=2**20
+        Rows of the hashed weight table, a power of two (the name of
+        scikit-learn's :class:`~sklearn.feature_extraction.FeatureHasher`).
+    hash_bits : int, default="deprecated"
+        The old name of the table's size, as its log2: ``hash_bits=b`` is
+        ``n_features=2**b``. Deprecated; it will be removed in the next release.
     n_iter_no_change : int or None, default=None
         With validation data: keep the weights of the epoch with the best
         validation score and stop after this many epochs without a better
@@ -77,7 +83,9 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
         ``random_state``) as the validation data, instead of ``fit``'s
         ``X_val``, ``y_val``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the shuffling of the training sentences before every epoch.
+        Seeds, through one generator per ``fit`` call, the
+        ``validation_fraction`` split, the shuffling of the training
+        sentences before every epoch and the labeller's order of sentences.
     verbose : int, default=0
         Print one progress line per epoch on standard error: seconds, the
         mean perceptron loss (how far the prediction outscored the correct
@@ -94,7 +102,7 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
     vocabularies_ : dict of Vocabulary
         Lower-cased forms (``"lower"``) and tags (the ``pos`` field) of the
         first training data; other words and tags share the unknown id.
-    weights_ : ndarray of shape (2 ** hash_bits, 2), float32
+    weights_ : ndarray of shape (n_features, 2), float32
         The perceptron weights parsing uses (averaged if ``average``).
     training_state_ : dict or None
         What training goes on from, the library's averaged-perceptron state
@@ -135,15 +143,18 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
         "pos": [StrOptions(set(INPUT_TAG_FIELDS))],
-        "hash_bits": [Interval(Integral, 8, 30, closed="both")],
+        "n_features": [Interval(Integral, 2**8, 2**30, closed="both")],
+        "hash_bits": [Interval(Integral, 8, 30, closed="both"), Hidden(StrOptions({DEPRECATED}))],
     }
+    _renamed_params = {"hash_bits": ("n_features", lambda bits: 1 << bits)}
 
     def __init__(self, beam_size=8, n_epochs=12, *, average=True, merge_states=True, pos="upos",
-                 hash_bits=20, n_iter_no_change=None, validation_fraction=None,
-                 random_state=None, verbose=0, n_jobs=None):
+                 n_features=2**20, n_iter_no_change=None, validation_fraction=None,
+                 random_state=None, verbose=0, n_jobs=None, hash_bits=DEPRECATED):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
         self.pos = pos
+        self.n_features = n_features
         self.hash_bits = hash_bits
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -169,11 +180,12 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
         -------
         self
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
-        data = self._training_data(sentences, heads, reset=True)
+        data = self._training_data(sentences, heads, True, rng)
         self._fit_labels(sentences, heads, deprels, self.n_epochs, reset=True,
-                         keep_training_state=False)
+                         keep_training_state=False, rng=rng)
         return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
@@ -184,16 +196,19 @@ class EasyFirstBeamParser(ParserAnnotator, LabellingParserMixin, EasyFirstBase):
         ``X_val``, ``y_val`` as in :meth:`fit`. With ``(heads, deprels)``
         pairs the labeller makes one more pass too.
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         reset = self._check_resumable()
-        data = self._training_data(sentences, heads, reset)
-        self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True)
+        data = self._training_data(sentences, heads, reset, rng)
+        self._fit_labels(sentences, heads, deprels, 1, reset=reset, keep_training_state=True,
+                         rng=rng)
         return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _start(self, sentences, heads):
         self.vocabularies_ = fit_vocabularies(sentences, ("lower", self.pos))
-        return (1 << self.hash_bits, 2), self._encode_training(sentences, heads)
+        check_power_of_two(self, "n_features")
+        return (self._param("n_features"), 2), self._encode_training(sentences, heads)
 
     def _encode_training(self, sentences, heads):
         encoded = _encode_sentences(sentences, self.vocabularies_, self.pos)

@@ -7,6 +7,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
+from sklearn.utils import check_random_state
 
 from ..annotation import TaggerAnnotator
 from ..metrics import token_accuracy
@@ -23,7 +24,8 @@ from ..utils import (
     training_step,
 )
 from ..fields import INPUT_TAG_FIELDS, TAG_FIELDS, UNDERSCORE_IS_A_VALUE
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._base import DEPRECATED
+from ..utils._compat import Hidden, Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import _TABLE, EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary
@@ -145,7 +147,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
     average, merge_states : bool, default=True
         As in :class:`EasyFirstBeamParser`; the states merged are sequences
         giving the same tags in different orders.
-    min_feature_count : int, default=2
+    feature_min_count : int, default=2
         Static features seen fewer times in the first training data are dropped.
     ambiguity_min_count : int or None, default=1
         Lower-cased words seen at least this many times in the first training
@@ -154,9 +156,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         words have none. Training sentences get their words' classes from the
         other folds of ``n_folds`` (sentence i in fold i mod ``n_folds``), so
         that, as in new text, a class may lack the word's tag. None: no
-        ambiguity-class features. (EWT UPOS dev, beam 1: 94.56 without,
-        95.15, 95.03 and 95.00 with 1, 2 and 3; 94.76 with 2 and classes
-        read from all the training data.)
+        ambiguity-class features (the user guide measures them).
     n_folds : int, default=10
         Folds of the jackknifing in ``fit_transform`` and of the training
         sentences' ambiguity classes.
@@ -167,43 +167,28 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         recomputed with the new weights (LaSO, Daume and Marcu, 2005), so
         that each epoch learns from whole sentences. Early errors are common
         with large tag sets, where ``"early"`` learns little beyond each
-        sentence's first words. Beam 1, 10 epochs, dev accuracy, early ->
-        resume: Czech CLTT FEATS 73.36 -> 82.56, XPOS 72.54 -> 82.39, UPOS
-        96.09 -> 96.69, lemmas 94.92 -> 95.23; Turkish IMST FEATS 83.62 ->
-        84.35, lemmas 87.28 -> 88.18, UPOS 90.28 -> 90.71; English EWT FEATS
-        95.20 -> 95.12, UPOS 95.15 -> 95.30 (the user guide has more).
+        sentence's first words (the user guide compares the two).
     decompose_feats : bool, default=True
         ``target="feats"`` only: also read a FEATS string as its ``Feature=Value``
         pairs. A tag's score adds to its own weights those of each of its pairs
         (for the word's static features), and each pair of a neighbour's tag is
         a feature of its own, so that what is learnt of ``Case=Gen`` serves
-        every tag that has it, rare ones included. Beam 1, 10 epochs, dev FEATS
-        accuracy, mean of seeds 0-2, without -> with: Czech CLTT 82.50 ->
-        84.14, Turkish IMST 84.37 -> 85.55; seed 0: EWT 95.12 -> 95.24,
-        Bosque 94.09 -> 94.31.
+        every tag that has it, rare ones included (the user guide measures it).
     input_tags : tuple of {"upos", "xpos"}, default=()
         Token fields whose tags (an earlier tagger's output, in a pipeline) are
         features too: the word's tag, alone and with its 3-letter suffix, and
         each neighbour's. Every training token needs them, and new text is
         then tagged as well as its input tags are. In
         :func:`make_parsing_pipeline` each tagger reads the UPOS and XPOS
-        tagged before it. Beam 1, 10 epochs, dev FEATS accuracy, on predicted
-        tags (jackknifed in training), without -> with UPOS and XPOS, seeds
-        0 / 1: Czech CLTT 84.23 / 83.77 -> 84.82 / 84.90 (Czech XPOS spell out
-        case, number and gender), Turkish IMST 85.47 / 85.80 -> 85.35 /
-        85.46; seed 0: English EWT 95.24 -> 95.52, Portuguese Bosque (no
-        XPOS, UPOS only) 94.31 -> 94.54. XPOS and lemmas: see the user guide.
+        tagged before it (the user guide measures what they add).
     lemma_endings : bool, default=True
         When the training tokens have lemmas (or the target is ``"lemma"``),
         a word's ending after the longest training lemma that begins it
         (lower-cased, the lemma of two characters or more, the ending of one
         or more) is a feature too: ``evlerinden`` after ``ev`` reads
         ``lerinden``. In agglutinative and fusional languages it spells the
-        inflection of words never seen in training. Dev accuracy, beam 1,
-        gold input tags, seed 0, without -> with: Turkish IMST FEATS 91.07
-        -> 92.04, lemmas 90.21 -> 91.97, UPOS 90.71 -> 90.85; Czech CLTT FEATS
-        96.24 -> 96.59, XPOS 84.60 -> 85.00, lemmas 96.71 -> 96.92; English
-        EWT FEATS 98.23 -> 98.15.
+        inflection of words never seen in training (the user guide measures
+        it).
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -217,6 +202,9 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
     n_jobs : int, default=None
         Threads used by ``predict`` and by the folds of ``fit_transform``
         (the kernels release the GIL). Training one model is sequential.
+    min_feature_count : int, default="deprecated"
+        The old name of ``feature_min_count``. Deprecated; it will be removed
+        in the next release.
 
     Attributes
     ----------
@@ -281,7 +269,9 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
     _parameter_constraints = {
         **EasyFirstBase._parameter_constraints,
         "target": [StrOptions(set(TAG_FIELDS))],
-        "min_feature_count": [Interval(Integral, 1, None, closed="left")],
+        "feature_min_count": [Interval(Integral, 1, None, closed="left")],
+        "min_feature_count": [Interval(Integral, 1, None, closed="left"),
+                              Hidden(StrOptions({DEPRECATED}))],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "ambiguity_min_count": [Interval(Integral, 1, None, closed="left"), None],
         "update": [StrOptions({"resume", "early"})],
@@ -289,15 +279,17 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         "input_tags": [tuple, list],
         "lemma_endings": ["boolean"],
     }
+    _renamed_params = {"min_feature_count": ("feature_min_count", lambda count: count)}
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
-                 merge_states=True, min_feature_count=2, ambiguity_min_count=1, n_folds=10,
+                 merge_states=True, feature_min_count=2, ambiguity_min_count=1, n_folds=10,
                  update="resume", decompose_feats=True, input_tags=(), lemma_endings=True,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, min_feature_count=DEPRECATED):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
         self.target = target
+        self.feature_min_count = feature_min_count
         self.min_feature_count = min_feature_count
         self.ambiguity_min_count = ambiguity_min_count
         self.n_folds = n_folds
@@ -439,7 +431,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         class_ids = self._training_class_ids(sentences, classes)
         keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids, self.input_tags,
                                       self._describer())
-        self.feature_keys_ = kept_feature_keys(keys, self.min_feature_count)
+        self.feature_keys_ = kept_feature_keys(keys, self._param("feature_min_count"))
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
         n_parts = self._context().n_parts
@@ -476,14 +468,14 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
                                    self._search(), self.update == "resume", records)
 
     # --- public API -----------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _split_validation(self, X, y, X_val, y_val):
+    def _split_validation(self, X, y, X_val, y_val, rng):
         """``split_validation``, with ``y_val`` read from the ``target`` field of
         ``X_val``'s tokens when it is not given (as ``y`` may be)."""
         if X_val is not None and y_val is None:
             X_val, y_val = self._gold_tags(X_val, None)
-        return split_validation(self, X, y, X_val, y_val)
+        return split_validation(self, X, y, X_val, y_val, rng=rng)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Train for ``n_epochs`` passes from zero weights.
 
@@ -503,9 +495,10 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         -------
         self
         """
-        X, y, validation = self._split_validation(X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = self._split_validation(X, y, X_val, y_val, rng)
         sentences, tags = self._gold_tags(X, y)
-        data = self._training_data(sentences, tags, reset=True)
+        data = self._training_data(sentences, tags, True, rng)
         return self._train(data, len(sentences), self.n_epochs, validation,
                            keep_training_state=False)
 
@@ -515,9 +508,10 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
 
         ``X_val``, ``y_val`` as in :meth:`fit`.
         """
-        X, y, validation = self._split_validation(X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = self._split_validation(X, y, X_val, y_val, rng)
         sentences, tags = self._gold_tags(X, y)
-        data = self._training_data(sentences, tags, self._check_resumable())
+        data = self._training_data(sentences, tags, self._check_resumable(), rng)
         return self._train(data, len(sentences), 1, validation, keep_training_state=True)
 
     def _tag(self, X):

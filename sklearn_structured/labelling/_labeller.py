@@ -20,6 +20,11 @@ format:
 ``weights``       float32 array, the averaged weights of those cells that
                   prediction uses; None while ``perceptron`` is kept
 ``n_iter``        int, passes made so far
+``order_seed``    int, drawn by the first pass from the generator of the parser's
+                  ``fit`` call (None until then): pass ``i`` visits the sentences in
+                  the order ``numpy.random.default_rng([order_seed, i])`` draws, so
+                  that ``k`` calls of ``partial_fit`` make the passes of ``fit`` with
+                  ``k`` epochs
 
 The root constraint: a label is a root label when most of its training
 occurrences attach to the root (in UD, ``root``, and only it). Words attached
@@ -31,6 +36,7 @@ touched cells take less room than a dense table of a quarter of the size.
 """
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ..fields import FEATS, LEMMA, LOWER, UPOS, XPOS
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
@@ -41,8 +47,8 @@ FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 # 2**22 cells shared by all feature-label pairs: on EWT dev, 2**20 (43% of the cells
 # touched) lost 0.1 label accuracy on gold trees to collisions
 HASH_BITS = 22
-# seeds the order of the training sentences in every pass; a fixed schedule
-_ORDER_SEED = 12011
+# the order seed of labellers made before it was drawn from random_state (saved models)
+_FIXED_ORDER_SEED = 12011
 
 
 def _flat_heads(heads):
@@ -119,6 +125,7 @@ def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
         "perceptron": perceptron_state({"table": np.zeros(0)}),
         "weights": None,
         "n_iter": 0,
+        "order_seed": None,
     }
 
 
@@ -128,11 +135,14 @@ class LabellerEpochs(EpochTrainer):
     Trains full tables made from ``state``'s stored cells; :meth:`store`
     puts the touched cells back into ``state``. A parser that trains the
     labeller beside its own epochs calls :meth:`train_epoch` from its own,
-    and keeps the labeller's best epoch with its :meth:`snapshot`.
+    and keeps the labeller's best epoch with its :meth:`snapshot`. ``rng``,
+    the generator of the parser's ``fit`` call, draws a new labeller's
+    order seed when its first pass begins: after the parser's own first
+    draws, which so stay what they were before the labeller had a seed.
     """
 
-    def __init__(self, state, sentences, heads, deprels):
-        self.state = state
+    def __init__(self, state, sentences, heads, deprels, rng):
+        self.state, self.rng = state, rng
         self.data = _sentences(state, sentences, heads)
         ids = {label: i for i, label in enumerate(state["labels"])}
         # labels unseen when the state was made are not trained on
@@ -145,7 +155,10 @@ class LabellerEpochs(EpochTrainer):
 
     def train_epoch(self):
         state = self.state
-        order = np.random.default_rng([_ORDER_SEED, state["n_iter"]]).permutation(
+        if state.get("order_seed", _FIXED_ORDER_SEED) is None:
+            state["order_seed"] = int(self.rng.randint(np.iinfo(np.int32).max))
+        seed = state.get("order_seed", _FIXED_ORDER_SEED)
+        order = np.random.default_rng([seed, state["n_iter"]]).permutation(
             len(self.data.offsets) - 1)
         before = self.count[0]
         errors = train_epoch(self.data, self.gold, order,
@@ -177,13 +190,15 @@ class LabellerEpochs(EpochTrainer):
         self.count = perceptron["count"].copy()
 
 
-def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller", verbose=0):
+def train_labeller(state, sentences, heads, deprels, n_epochs, *, name="labeller", verbose=0,
+                   random_state=None):
     """``n_epochs`` passes over the gold trees, updating ``state`` in place.
 
     Labels unseen when the state was made are not trained on. The progress
     line's loss is the fraction of the pass's arcs whose label was wrong.
+    ``random_state`` draws the order seed of a new state.
     """
-    epochs = LabellerEpochs(state, sentences, heads, deprels)
+    epochs = LabellerEpochs(state, sentences, heads, deprels, check_random_state(random_state))
     epochs.run(n_epochs, name=name, verbose=verbose)
     epochs.store()
     return state
@@ -241,23 +256,25 @@ class LabellingParserMixin:
     and predicts heads, exactly as without the labeller.
     """
 
-    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state):
-        epochs = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+    def _fit_labels(self, sentences, heads, deprels, n_epochs, *, reset, keep_training_state,
+                    rng):
+        epochs = self._labeller_epochs(sentences, heads, deprels, reset=reset, rng=rng)
         if epochs is None:
             return
         epochs.run(n_epochs, name=type(self).__name__, verbose=self.verbose)
         self._store_labeller(epochs, keep_training_state)
 
-    def _labeller_epochs(self, sentences, heads, deprels, *, reset):
+    def _labeller_epochs(self, sentences, heads, deprels, *, reset, rng):
         """The :class:`LabellerEpochs` of a ``fit`` (``reset``) or ``partial_fit`` call,
-        for a parser that runs them beside its own epochs; None for heads alone."""
+        for a parser that runs them beside its own epochs; None for heads alone.
+        ``rng``: the call's generator, which draws a new labeller's order seed."""
         if reset:
             self.labeller_ = None
         if deprels is None:
             return None
         if getattr(self, "labeller_", None) is None:
             self.labeller_ = new_labeller(sentences, heads, deprels)
-        return LabellerEpochs(self.labeller_, sentences, heads, deprels)
+        return LabellerEpochs(self.labeller_, sentences, heads, deprels, rng)
 
     def _store_labeller(self, epochs, keep_training_state):
         """The labeller's state after training (only its prediction weights unless

@@ -37,15 +37,9 @@ from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
 # third-order decoding: the candidate heads' margin below a word's best arc score,
-# in training and prediction, and restarts in a row without a better tree. EWT dev,
-# one model trained on all of train with margin 1 / 2 (1.0 keeps 3.4 heads per
-# word and misses 3.4% of the gold heads; 2.0 keeps 9.9 and misses 0.3%): UAS
-# 89.28 / 89.99 parsed at margin 1 / 2 and patience 10, for 692 / 1,144 CPU s of
-# training. Prediction patience 7 / 10 / 15 / 20: EWT dev 89.89 / 89.99 / 90.04 /
-# 90.09, Bosque dev 90.93 / 90.96 / 91.01 / 91.01 (one model each); 15 decodes as
-# fast as 7 did before the attach-score cache, 20 does not. Training on 2,000
-# sentences with patience 10 instead of 3 gave no better model (dev 84.93 against
-# 85.14) for 2.6 times the time.
+# in training and prediction, and restarts in a row without a better tree (in
+# prediction; training's patience is shorter). The user guide's third-order section
+# gives the measurements they were chosen by.
 HILL_CLIMBING = ClimbSettings(patience=15, margin=2.0, single_root=True)
 TRAINING_PATIENCE = 3
 
@@ -61,6 +55,8 @@ _DECODERS = {"chu_liu_edmonds": _single_root_tree, "eisner": eisner_argmax}
 # decoder="auto" decodes projectively up to this share of non-projective training arcs
 _MOSTLY_PROJECTIVE = 0.01
 _PARAMETERS = ("theta", "U", "V", "W")
+# the tag fields the features read, the fine tag first
+_POS_FIELDS = (XPOS, tag_fallback(XPOS))
 
 
 # the fitted arrays that pickles hold as the safe model format does (see __getstate__)
@@ -113,8 +109,9 @@ class _PassiveAggressiveEpochs(EpochTrainer):
     the validation LAS scores the tree and the labels of the same epoch.
     """
 
-    def __init__(self, parser, data, heads, labels):
+    def __init__(self, parser, data, heads, labels, rng):
         self.parser, self.data, self.heads, self.labels = parser, data, heads, labels
+        self.rng = rng
         self.history = parser.history_
         # the pass just made was the initialisation, before the labels' first epoch
         self.labels_untrained = False
@@ -124,7 +121,7 @@ class _PassiveAggressiveEpochs(EpochTrainer):
         self.labels_untrained = False
         if not parser.tensor_initialised_:
             loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
-            parser._initialise_tensor(self.data, self.heads, pred)
+            parser._initialise_tensor(self.data, self.heads, pred, self.rng)
             self.labels_untrained = self.labels is not None
             return EpochResult("init (gamma=1)", loss, (("cost-augmented training UAS", train_uas),))
         loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
@@ -203,18 +200,21 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         ``"auto"`` takes Eisner when at most 1% of the training arcs are
         non-projective, else Chu-Liu-Edmonds (the choice is ``decoder_``): on
         nearly projective treebanks the projective constraint corrects more
-        arcs than it forbids (EWT dev +0.6 UAS, +0.9 LAS; see the user guide).
+        arcs than it forbids (the user guide compares the two).
     init : {"svd", "random"}, default="svd"
         Tensor initialisation: the paper's SVD of the unfolded weights of a
         tensor-free epoch, or small Gaussian values.
     average : bool, default=True
         Predict with the parameters averaged over all updates.
-    pos : {"both"} or None, default="both"
-        The tag fields the features read: ``"both"`` reads XPOS as the fine
-        tag and UPOS as the coarse tag (a missing one falls back on the
-        other, then on the form); None reads no tags (word features only).
-        The same parameter as :class:`~sklearn_structured.easy_first.EasyFirstBeamParser`'s
+    pos : ("xpos", "upos") or None, default=("xpos", "upos")
+        The tag fields the features read, by their CoNLL-U names: XPOS as
+        the fine tag and UPOS as the coarse tag (a missing one falls back on
+        the other, then on the form); None reads no tags (word features
+        only). The same parameter as
+        :class:`~sklearn_structured.easy_first.EasyFirstBeamParser`'s
         ``pos``, whose features read one field; this parser's read both.
+        ``"both"``, the old name of ``("xpos", "upos")``, is deprecated and
+        will stop working in the next release.
     word_vectors : mapping of str to 1-D array, default=None
         Optional embeddings; the vectors of a word and of its two neighbours
         are appended to its word features as real values.
@@ -226,9 +226,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         grand-siblings, tri-siblings and head bigrams, decoded by randomized
         hill climbing (Zhang et al., 2014) restarted from ``decoder_``'s best
         trees under perturbed arc scores, which keeps to projective trees
-        when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``;
-        on EWT dev ``C=1`` did better (84.65 against 84.04 UAS, 2,000
-        training sentences, 2 epochs).
+        when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``
+        (the user guide compares that with the default).
     n_iter_no_change : int or None, default=None
         With validation data (``X_val`` or ``validation_fraction``), stop
         after this many passes without a better validation score and keep
@@ -238,8 +237,9 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         Hold out this fraction of the training sentences (drawn with
         ``random_state``) as validation data, instead of giving ``X_val``.
     random_state : int, RandomState or None, default=None
-        Seeds the randomized SVD, the random initialisation and the
-        ``validation_fraction`` split.
+        Seeds, through one generator per ``fit`` call, the
+        ``validation_fraction`` split, the random initialisation, the
+        labeller's order of sentences and the randomized SVD.
     verbose : int, default=0
         Print one progress line per pass on standard error: seconds, mean
         passive-aggressive loss, the validation score (a fraction, as
@@ -293,7 +293,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         "decoder": [StrOptions({"auto", *_DECODERS})],
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
-        "pos": [StrOptions({"both"}), None],
+        "pos": [Options(tuple, {_POS_FIELDS}), StrOptions({"both"}, deprecated={"both"}), None],
         "word_vectors": [Mapping, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
@@ -302,17 +302,19 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         "n_jobs": [Integral, None],
         **EARLY_STOPPING_CONSTRAINTS,
     }
+    _renamed_params = {"pos": ("pos", lambda pos: _POS_FIELDS if pos == "both" else pos)}
 
     def __init__(
         self,
         rank=50,
+        *,
         gamma=0.3,
         C=1.0,
         n_epochs=10,
         decoder="auto",
         init="svd",
         average=True,
-        pos="both",
+        pos=_POS_FIELDS,
         word_vectors=None,
         n_features=2**22,
         order=1,
@@ -347,12 +349,11 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         return Encoding(self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
                         self.word_feature_table_, self.pos is not None)
 
-    def _initialise(self, encoding):
+    def _initialise(self, encoding, rng):
         """Fitted encoding and initial training state, from the first training data's encoding."""
         (self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
          self.word_feature_table_) = encoding[:4]
         self.n_word_features_ = encoding.n_word_features
-        rng = check_random_state(self.random_state)
         shapes = {
             "theta": (self.n_features,),
             "U": (self.n_word_features_, self.rank),
@@ -371,8 +372,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         """``theta_``, ``U_``, ``V_``, ``W_`` from the training state.
 
         float32 rounded to float16 values, so the saved model is a quarter of
-        float64's size, and on EWT dev the parse is the same (2 of 25,147
-        heads change, UAS/LAS equal to 0.01; issue 13). The scoring kernels
+        float64's size and parses as well (the user guide gives the
+        measurement). The scoring kernels
         add them up in float64, so they score exactly as the same values
         held in float64 did; the price is a second compilation of those
         kernels (training scores with the float64 training state), paid once
@@ -407,7 +408,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         self.n_iter_ += 1
         return losses.mean(), float(np.mean(pred == heads)), pred
 
-    def _initialise_tensor(self, data, heads, pred):
+    def _initialise_tensor(self, data, heads, pred, rng):
         """SVD initialisation from the tensor-free weights (gold and predicted arcs)."""
         sent_off = data["sent_off"]
         lengths = np.diff(sent_off) - 1
@@ -420,7 +421,6 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         entries = tensor_entries(sent_off, (arcs_sent, arcs_h, arcs_m), _token_arrays(data),
                                  self.word_feature_table_, state["weights"]["theta"],
                                  self._config(self.gamma), _PAIRS)
-        rng = check_random_state(self.random_state)
         U, V, W = svd_initialisation(entries, self.n_word_features_, self.rank, rng)
         state["weights"].update(U=U, V=V, W=W)
         # the average starts with the model proper, after the initialisation pass
@@ -431,22 +431,24 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
 
     def _train(self, X, y, X_val, y_val, *, n_epochs, reset):
         """The passes of ``fit`` (``reset``) or ``partial_fit`` over ``(X, y)``, with the
-        labeller's when ``y`` holds labels."""
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        labeller's when ``y`` holds labels; one generator, ``random_state``'s, draws
+        the validation split, the initial tensor and the labeller's seed."""
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         if reset:
             encoding, data = fit_encoding(sentences, self.word_vectors, self.pos is not None)
-            self._initialise(encoding)
+            self._initialise(encoding, rng)
             self.history_ = []
         else:
             data = encode(sentences, self._encoding())
         flat, offsets = pack_ragged(heads)
         if reset:
             self.decoder_ = self._choose_decoder(flat, offsets)
-        labels = self._labeller_epochs(sentences, heads, deprels, reset=reset)
+        labels = self._labeller_epochs(sentences, heads, deprels, reset=reset, rng=rng)
         # the tensor-free initialisation pass, if still due, comes before the n_epochs
         n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
-        _PassiveAggressiveEpochs(self, data, flat, labels).run(
+        _PassiveAggressiveEpochs(self, data, flat, labels, rng).run(
             n_passes, name=type(self).__name__, verbose=self.verbose, validation=validation,
             patience=self.n_iter_no_change)
         self._store_prediction_weights()
@@ -588,7 +590,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
 
     def tag_fields(self):
         """The tag fields the parser reads, preferred first (the other is its fall-back)."""
-        return (XPOS, tag_fallback(XPOS)) if self.pos is not None else ()
+        return _POS_FIELDS if self.pos is not None else ()
 
     def predict_nbest(self, X, k):
         """The ``k`` best projective trees of every sentence, best first (unlabelled).

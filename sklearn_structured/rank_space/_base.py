@@ -28,7 +28,8 @@ from ..utils import (
     thread_count,
     token_values,
 )
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._base import DEPRECATED
+from ..utils._compat import Hidden, Interval, StrOptions, _fit_context
 from ._nn import Adam
 
 UNKNOWN = "<unk>"
@@ -57,10 +58,10 @@ def sentence_forms(X, name="X", require_any=False):
     return [forms[end - len(s):end] for s, end in zip(sentences, ends)]
 
 
-def build_vocabulary(sentences, max_size, min_frequency):
-    """``<unk>`` then the ``max_size`` most frequent forms seen ``min_frequency`` times or more."""
+def build_vocabulary(sentences, max_size, min_count):
+    """``<unk>`` then the ``max_size`` most frequent forms seen ``min_count`` times or more."""
     forms = (w for s in sentences for w in s if w != UNKNOWN)
-    return Vocabulary(forms, min_count=min_frequency).itos[: max_size + 1]
+    return Vocabulary(forms, min_count=min_count).itos[: max_size + 1]
 
 
 def length_batches(lengths, batch_size, rng):
@@ -193,7 +194,9 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         "lr_patience": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "max_vocabulary": [Interval(Integral, 1, None, closed="left")],
-        "min_frequency": [Interval(Integral, 1, None, closed="left")],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "min_frequency": [Interval(Integral, 1, None, closed="left"),
+                          Hidden(StrOptions({DEPRECATED}))],
         **EARLY_STOPPING_CONSTRAINTS,
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
@@ -208,11 +211,12 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
     _factor_axes: dict  # probability factors stored in ``factors_``: the axis each sums to one over
 
     _requires_y = False  # unsupervised: fit learns from raw sentences
+    _renamed_params = {"min_frequency": ("min_count", lambda count: count)}
 
     def __init__(self, *, rank, parameterization, embedding_dim, max_length, batch_size,
                  batch_tokens, learning_rate, lr_decay, lr_patience, n_epochs, max_vocabulary,
-                 min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start,
-                 random_state, verbose, n_jobs):
+                 min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start,
+                 random_state, verbose, n_jobs, min_frequency):
         self.rank = rank
         self.parameterization = parameterization
         self.embedding_dim = embedding_dim
@@ -224,6 +228,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         self.lr_patience = lr_patience
         self.n_epochs = n_epochs
         self.max_vocabulary = max_vocabulary
+        self.min_count = min_count
         self.min_frequency = min_frequency
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
@@ -317,16 +322,16 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         sentences = sentence_forms(X, require_any=True)
         if X_val is not None:
             X_val = sentence_forms(X_val, name="X_val")
-        sentences, _, validation = split_validation(self, sentences, None, X_val,
-                                                    supervised=False)
         rng = check_random_state(self.random_state)
+        sentences, _, validation = split_validation(self, sentences, None, X_val, rng=rng,
+                                                    supervised=False)
         continuing = self.warm_start and getattr(self, "params_", None) is not None
         if continuing:
             # a fresh shuffle per call, still determined by random_state
             rng = np.random.RandomState([rng.randint(2**31 - 1), self.n_iter_])
         else:
             self._set_vocabulary(build_vocabulary(
-                [self._with_end(s) for s in sentences], self.max_vocabulary, self.min_frequency
+                [self._with_end(s) for s in sentences], self.max_vocabulary, self._param("min_count")
             ))
         encoded = [
             s for s in self._encode(sentences) if self._min_length <= len(s) <= self._max_encoded_length()

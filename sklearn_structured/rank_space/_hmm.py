@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.rank_space import add_rows, hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
 from ..metrics import perplexity
+from ..utils._base import DEPRECATED
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, token_batches
 from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
@@ -66,7 +67,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         parameterisation and ``V^T U``, is then paid once per that many tokens.
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
-    lr_decay, lr_patience, n_epochs, max_vocabulary, min_frequency, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs
+    lr_decay, lr_patience, n_epochs, max_vocabulary, min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs, min_frequency
         As for :class:`RankSpacePCFG`.
 
     Attributes
@@ -95,6 +96,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
     def __init__(
         self,
         n_states=128,
+        *,
         rank=64,
         parameterization="neural",
         embedding_dim=256,
@@ -106,7 +108,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         lr_patience=2,
         n_epochs=10,
         max_vocabulary=10000,
-        min_frequency=1,
+        min_count=1,
         n_iter_no_change=5,
         validation_fraction=None,
         max_grad_norm=5.0,
@@ -114,6 +116,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         random_state=None,
         verbose=0,
         n_jobs=None,
+        min_frequency=DEPRECATED,
     ):
         self.n_states = n_states
         super().__init__(**self._shared(locals()))

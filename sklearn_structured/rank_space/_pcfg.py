@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.cky import cky_max_span_sum
 from ..kernels.rank_space import add_rows, rank_space_inside, rank_space_outside
+from ..utils._base import DEPRECATED
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
 from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
@@ -133,9 +134,9 @@ class RankSpacePCFG(RankSpaceModelMixin):
         See ``lr_decay``.
     n_epochs : int
         Passes over the training sentences.
-    max_vocabulary, min_frequency : int
+    max_vocabulary, min_count : int
         The vocabulary is the ``max_vocabulary`` most frequent training words
-        seen at least ``min_frequency`` times; other words (in training too)
+        seen at least ``min_count`` times; other words (in training too)
         become ``<unk>``.
     n_iter_no_change : int or None
         With validation data (``X_val`` given to ``fit``, or
@@ -158,6 +159,9 @@ class RankSpacePCFG(RankSpaceModelMixin):
         :meth:`score` returns).
     n_jobs : int or None
         Threads for the kernels' loops over the spans of a batch.
+    min_frequency : int, default="deprecated"
+        The old name of ``min_count``. Deprecated; it will be removed in the
+        next release.
 
     Attributes
     ----------
@@ -195,6 +199,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         self,
         n_nonterminals=30,
         n_preterminals=60,
+        *,
         rank=100,
         parameterization="neural",
         embedding_dim=256,
@@ -206,7 +211,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         lr_patience=2,
         n_epochs=10,
         max_vocabulary=10000,
-        min_frequency=1,
+        min_count=1,
         n_iter_no_change=5,
         validation_fraction=None,
         max_grad_norm=3.0,
@@ -214,6 +219,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         random_state=None,
         verbose=0,
         n_jobs=None,
+        min_frequency=DEPRECATED,
     ):
         self.n_nonterminals = n_nonterminals
         self.n_preterminals = n_preterminals

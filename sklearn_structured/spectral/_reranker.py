@@ -37,7 +37,7 @@ from ..utils import (
     split_validation,
     training_step,
 )
-from ..utils._compat import Interval, StrOptions, _fit_context
+from ..utils._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._rerank_kernels import (
     CandidateLists,
     epoch_orders,
@@ -158,9 +158,11 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
         Base dependency parser with ``fit(X, y)`` and ``predict_nbest(X, k)``
         returning, per sentence, a list of ``(heads, score)`` pairs best first
         (e.g. :class:`~sklearn_structured.LowRankTensorParser`).
-    scorers : tuple of estimators, default=(SpectralTreeScorer(),)
+    scorers : tuple of estimators or None, default=None
         Models with ``fit(X, y)`` and ``score_samples(X, y)`` giving a
-        log-probability per (sentence, tree); each adds one feature.
+        log-probability per (sentence, tree); each adds one feature. None
+        is one :class:`SpectralTreeScorer` of default parameters; ``()`` is
+        no scorer (the baseline templates and the parser's score alone).
     n_best : int, default=50
         Candidates per sentence.
     cv : int or "prefit", default=3
@@ -216,8 +218,8 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
     """
 
     _parameter_constraints = {
-        "parser": [object],
-        "scorers": [tuple, list],
+        "parser": [HasMethods(["fit", "predict_nbest"])],
+        "scorers": [tuple, list, None],
         "n_best": [Interval(Integral, 1, None, closed="left")],
         "cv": [Interval(Integral, 2, None, closed="left"), StrOptions({"prefit"})],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -226,7 +228,7 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, parser, scorers=(SpectralTreeScorer(),), n_best=50, cv=3, n_epochs=10,
+    def __init__(self, parser, *, scorers=None, n_best=50, cv=3, n_epochs=10,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.parser = parser
         self.scorers = scorers
@@ -275,7 +277,8 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
                 raise ValueError(f"train_nbest has {len(train_nbest)} lists for {len(X)} sentences")
             # each list stays with its sentence, or is held out with it
             X = list(zip(X, train_nbest))
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         if train_nbest is not None:
             X, train_nbest = [x for x, _ in X], [lst for _, lst in X]
             if X_val is None and validation is not None:
@@ -283,7 +286,6 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
                 validation = ([x for x, _ in validation[0]], validation[1])
         sentences, heads = check_dependency_data(X, y)
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
-        rng = check_random_state(self.random_state)
         n_folds = 3 if self.cv == "prefit" else self.cv
         folds = list(KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1)).split(sentences))
         nbest = None if train_nbest is None else [list(lst)[:self.n_best] for lst in train_nbest]
@@ -299,12 +301,13 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
             nbest = self.parser_.predict_nbest(sentences, self.n_best)
         cands = _Candidates(nbest, lengths)
 
-        scorer_log_probs = [np.zeros(len(cands.sentence)) for _ in self.scorers]
+        scorers = (SpectralTreeScorer(),) if self.scorers is None else self.scorers
+        scorer_log_probs = [np.zeros(len(cands.sentence)) for _ in scorers]
         position = np.arange(len(cands.sentence))
         for i, (train, test) in enumerate(folds):
             in_test = np.isin(cands.sentence, test)
             subset = _Candidates([nbest[j] for j in test], lengths[test])
-            for f, scorer in enumerate(self.scorers):
+            for f, scorer in enumerate(scorers):
                 with training_step(f"fold {i + 1} of {len(folds)}"):
                     fitted = _seeded_clone(scorer, rng).fit([sentences[j] for j in train],
                                                             [heads[j] for j in train])
@@ -312,7 +315,7 @@ class NBestReranker(ParserAnnotator, SentenceEstimator):
                     fitted, [sentences[j] for j in test], subset)
         with training_step("final fit"):
             self.scorers_ = [_seeded_clone(scorer, rng).fit(sentences, heads)
-                             for scorer in self.scorers]
+                             for scorer in scorers]
 
         self.tag_vocabulary_ = fit_vocabularies(sentences, ("upos",))["upos"]
         tags, tok_off = self._tags(sentences)

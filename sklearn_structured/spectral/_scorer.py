@@ -205,24 +205,17 @@ class SpectralTreeScorer(SentenceEstimator):
     ----------
     n_components : int, default=32
         Number of hidden states k (the dimension of the word embedding of
-        the spectral estimator). Dhillon et al. used k = 10; on held-out
-        EWT training lists the reranker gained more with more states (UAS
-        89.29, 89.31, 89.31 and 89.38 at k = 10, 16, 24 and 32 on the mean
-        of five seeds, 89.12 without a scorer), at a cost: fitting on EWT
-        train takes 210 CPU s against 27 s at k = 10. Needs more word types
-        than states.
+        the spectral estimator). Dhillon et al. used k = 10; more states
+        rerank better and fit more slowly (the user guide measures both).
+        Needs more word types than states.
     method : {"spectral", "em", "spectral+em"}, default="spectral+em"
         ``"spectral"``: method of moments only. ``"em"``: EM from a random
         start. ``"spectral+em"``: EM started from the emission matrix read
         off the spectral estimate and projected to valid probabilities,
-        with flat root and transition distributions. On held-out EWT
-        training lists the two EM methods rerank alike at k = 10
-        (89.292 and 89.293 UAS on the mean of five seeds), so
-        ``"spectral+em"`` is the default for what else it does better: it
-        converges in fewer iterations, to a higher held-out likelihood,
-        and tells trees apart better on synthetic data of treebank size
-        (81% of reattachment pairs right against 78%, five seeds; see the
-        user guide).
+        with flat root and transition distributions. The two EM methods
+        rerank alike; ``"spectral+em"`` converges in fewer iterations, to a
+        higher held-out likelihood, and tells trees apart better on
+        synthetic data (the user guide compares the three).
     embedding : {"svd", "cca"}, default="svd"
         How the spectral word embedding U is obtained from word-context
         counts. ``"svd"`` keeps most of the span of the emissions; ``"cca"``
@@ -357,7 +350,7 @@ class SpectralTreeScorer(SentenceEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_components=32, method="spectral+em", embedding="svd", smoothing=1.0,
+    def __init__(self, n_components=32, *, method="spectral+em", embedding="svd", smoothing=1.0,
                  min_count=2, rcond=0.01, n_epochs=100, tol=1e-4, n_iter_no_change=None,
                  validation_fraction=None, n_init=2, combine_runs="mean", pseudo_count=0.01,
                  token_field="form", strip_punctuation=False, n_jobs=None, random_state=None,
@@ -391,7 +384,8 @@ class SpectralTreeScorer(SentenceEstimator):
         iteration. ``X_unlabeled`` (optional list of sentences) adds
         word-context counts to the spectral embedding only.
         """
-        X, y, validation = split_validation(self, X, y, X_val, y_val)
+        rng = check_random_state(self.random_state)
+        X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads = self._modelled(*check_dependency_data(X, y, single_root=False))
         extra = [] if X_unlabeled is None else check_sentences(X_unlabeled, name="X_unlabeled")
         if self.strip_punctuation:
@@ -405,7 +399,6 @@ class SpectralTreeScorer(SentenceEstimator):
                 f"n_components={self.n_components} must be smaller than the number of "
                 f"word types kept ({n_words}, including the unknown word)"
             )
-        rng = check_random_state(self.random_state)
         ids, offsets = self._encode(sentences)
         train = (ids, pack_ragged(heads)[0], offsets)
         if validation is not None:

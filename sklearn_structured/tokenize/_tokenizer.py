@@ -22,7 +22,7 @@ from ..utils import (
     prediction_weights,
     split_validation,
 )
-from ..utils._base import FormatVersionMixin, StructuredInputMixin
+from ..utils._base import FormatVersionMixin, StructuredInputMixin, check_power_of_two
 from ..utils._compat import Interval, _fit_context
 from ._kernels import (
     CLASS_DIGIT,
@@ -229,9 +229,9 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         Rows of the hashed weight table (a power of two). Few rows are ever
         updated (about 60,000 on EWT), but a feature unseen in training
         adds the weights of any trained feature that shares its row: a
-        larger table lowers that noise (on dev: EWT Tokens 99.40 at 2**21,
-        99.43 at 2**22, mean of three seeds). It costs memory in training
-        only (24 bytes a row): the fitted model keeps the updated rows.
+        larger table lowers that noise (see the user guide). It costs memory
+        in training only (24 bytes a row): the fitted model keeps the
+        updated rows.
     multiword_min_count : int, default=3
         Training tokens a suffix rule for unseen multiword tokens needs.
     expand_multiword : bool, default=True
@@ -242,7 +242,8 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
     validation_fraction : float or None, default=None
         Hold out this fraction of the training documents as validation data.
     random_state : int, RandomState instance or None, default=None
-        Seeds the order of the paragraphs in every epoch.
+        Seeds the ``validation_fraction`` split and the order of the
+        paragraphs in every epoch, through one generator per ``fit`` call.
     verbose : int, default=0
         One progress line per epoch on standard error.
 
@@ -286,7 +287,7 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         **EARLY_STOPPING_CONSTRAINTS,
     }
 
-    def __init__(self, n_epochs=8, n_features=2**22, multiword_min_count=3, expand_multiword=True,
+    def __init__(self, *, n_epochs=8, n_features=2**22, multiword_min_count=3, expand_multiword=True,
                  n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0):
         self.n_epochs = n_epochs
         self.n_features = n_features
@@ -327,9 +328,9 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         -------
         self
         """
-        if self.n_features & (self.n_features - 1):
-            raise ValueError(f"n_features must be a power of two, got {self.n_features}")
-        X, _, X_val = split_validation(self, _documents(X, "X"), None, X_val, None,
+        check_power_of_two(self, "n_features")
+        rng = check_random_state(self.random_state)
+        X, _, X_val = split_validation(self, _documents(X, "X"), None, X_val, None, rng=rng,
                                        supervised=False)
         segmented = [segmented_text(doc) for doc in X]
         self.n_rebuilt_sentences_ = sum(s.rebuilt for s in segmented)
@@ -354,8 +355,7 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         self.history_ = []
         validation = (None if X_val is None
                       else [segmented_text(doc) for doc in _documents(X_val, "X_val")])
-        trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64),
-                                   check_random_state(self.random_state))
+        trainer = _TokenizerEpochs(self, training, gold, np.array(paragraphs, np.int64), rng)
         trainer.history = self.history_
         trainer.run(self.n_epochs, name=type(self).__name__, verbose=self.verbose,
                     validation=validation, patience=self.n_iter_no_change)

@@ -1,5 +1,8 @@
 """The base classes of the library's estimators: the format-version guard of their
-pickles, and the base of the estimators whose X is a list of sentences."""
+pickles, the deprecation path of renamed parameters, and the base of the estimators
+whose X is a list of sentences."""
+
+import warnings
 
 from sklearn.base import BaseEstimator
 
@@ -8,6 +11,17 @@ from ._sentences import check_sentences
 
 _VERSION_KEY = "_format_version"
 
+DEPRECATED = "deprecated"
+"""The default of a parameter's old name, kept for one release after a rename."""
+
+
+def check_power_of_two(estimator, name):
+    """Raise unless the parameter ``name`` of ``estimator`` is a power of two (the
+    rows of a hashed table, indexed by masking the hash)."""
+    value = getattr(estimator, name)
+    if value & (value - 1):
+        raise ValueError(f"{name} must be a power of two, got {value}")
+
 
 class FormatVersionMixin:
     """Pickles (and joblib files) record the model format version of their fitted
@@ -15,7 +29,45 @@ class FormatVersionMixin:
 
     Put it before :class:`~sklearn.base.BaseEstimator` in the bases. Derived
     caches (:meth:`_cached`) are left out of the pickle.
+
+    It also keeps the parameters renamed since the last release working:
+    ``_renamed_params`` maps an old name to ``(new name, the new value of an
+    old one)`` (the same name when only a value was renamed). The old name
+    stays in the signature with the default :data:`DEPRECATED`; given, it
+    takes the place of the new one, with a ``FutureWarning`` when the
+    parameters are validated (``fit``). Model files and pickles of the last
+    release, which hold only the old name, load with the new one.
     """
+
+    _renamed_params = {}
+
+    @classmethod
+    def _upgraded_params(cls, params):
+        """``params`` (a dict of parameter values) with each parameter given by its old
+        name, or an old value, moved to its new name and value."""
+        params = dict(params)
+        for old, (new, convert) in cls._renamed_params.items():
+            value = params.get(old, DEPRECATED)
+            if not (isinstance(value, str) and value == DEPRECATED):
+                params[new] = convert(value)
+                if new != old:
+                    params[old] = DEPRECATED
+        return params
+
+    def _param(self, name):
+        """The value ``fit`` uses for parameter ``name``, given by its old name or not."""
+        return self._upgraded_params(self.get_params(deep=False))[name]
+
+    def _validate_params(self):
+        super()._validate_params()
+        params = self.get_params(deep=False)
+        upgraded = self._upgraded_params(params)
+        for old, (new, _) in self._renamed_params.items():
+            if upgraded[old] != params[old]:
+                warnings.warn(
+                    f"{type(self).__name__}: {old}={params[old]!r} is deprecated and will "
+                    f"stop working in the next release; use {new}={upgraded[new]!r}",
+                    FutureWarning, stacklevel=3)
 
     def __getstate__(self):
         state = {k: v for k, v in super().__getstate__().items() if k != CACHE_ATTRIBUTE}
@@ -27,7 +79,7 @@ class FormatVersionMixin:
         version = state.pop(_VERSION_KEY, 1)
         if any(k.endswith("_") and not k.startswith("_") for k in state):
             check_format_version(version, f"this pickled {type(self).__name__}")
-        super().__setstate__(state)
+        super().__setstate__(self._upgraded_params(state))
 
     def _cached(self, name, source, make):
         """``make()``, made once and kept while ``source`` (the fitted array it is made

@@ -7,6 +7,14 @@ loudly, instead of every estimator.
 
 from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval, Options, StrOptions, validate_params
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Hidden,
+    Interval,
+    Options,
+    StrOptions,
+    validate_params,
+)
 
-__all__ = ["Interval", "Options", "StrOptions", "_fit_context", "_safe_indexing", "validate_params"]
+__all__ = ["HasMethods", "Hidden", "Interval", "Options", "StrOptions", "_fit_context",
+           "_safe_indexing", "validate_params"]

@@ -47,30 +47,8 @@ from .. import registry
 from ._corpus import Vocabulary
 
 FORMAT = "sklearn-structured-model"
-# The version of the fitted state, for model files and pickles alike. 2: the
-# feature hash changed (kernels/hashing.py), so weight tables of version 1
-# would index other features. 3: the easy-first tagger and DistroSequenceSVM
-# keep the hashes of their kept features (feature_keys_) instead of a
-# dictionary of feature strings or FeatureHasher columns. 4: the tagger has
-# more static templates, so its kept hashes of version 3 name other features.
-# 5: fitted models keep only their float32 prediction weights (no training
-# state), mostly-zero arrays are stored by their non-zero cells or rows, and
-# the arc labeller has more templates and keeps the touched cells of a larger table.
-# 6: SpectralTreeScorer's EM parameters have a leading axis, one row per EM run (n_init).
-# 7: LowRankTensorParser keeps the decoder it trained with (decoder_, for decoder="auto"), and
-# the easy-first tagger reads ambiguity classes (ambiguity_words_, ambiguity_ids_).
-# 8: one training contract: every iterative estimator keeps history_ (replacing
-# log_likelihoods_, objective_curve_, update_records_) and the shared perceptron state;
-# parameters renamed (use_pos -> pos, SpectralTreeScorer max_iter -> n_epochs and
-# estimator -> method), and the Tokenizer joins the format.
-# 9: the rank-space models gain batch_tokens, lr_decay and lr_patience (an older
-# fitted one could not be refitted or cloned), and TextPipeline joins the format.
-# (Version 9 files hold the easy-first tagger's weights_ dense or, since stop 40, as a
-# SciPy CSR array; its kernels read both, so that change needed no new version.)
-# 10: the easy-first FEATS tagger keeps the Feature=Value pairs of its tags (tag_parts_)
-# and a weight column for each after the tags' columns.
-# 11: the easy-first tagger reads input_tags (the pipeline's FEATS tagger: the predicted
-# UPOS and XPOS), whose templates older weight tables were not fitted with.
+# The version of the fitted state, for model files and pickles alike; the changelog
+# (docs/changelog.rst) says what each version changed.
 FORMAT_VERSION = 11
 _DOCUMENT = "model.json"
 # the attribute of what an estimator derives from its fitted state for speed (see
@@ -437,6 +415,10 @@ class _Decoder:
     def estimator(self, content):
         cls = _estimator_class(content["__estimator__"])
         params = {k: self.decode(v) for k, v in content["params"].items()}
+        # files of the last release name renamed parameters by their old names (every
+        # estimator with renamed parameters has a FormatVersionMixin to upgrade them)
+        if hasattr(cls, "_upgraded_params"):
+            params = cls._upgraded_params(params)
         estimator = cls(**params)
         for name, value in content["state"].items():
             if not name.isidentifier() or name.startswith("__"):

@@ -27,7 +27,6 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from ._compat import Interval, _safe_indexing
 
@@ -129,12 +128,14 @@ def progress_line(name, label, seconds, loss, validation_score=None, fields=(), 
     return line
 
 
-def split_validation(estimator, X, y=None, X_val=None, y_val=None, *, supervised=True):
+def split_validation(estimator, X, y=None, X_val=None, y_val=None, *, rng, supervised=True):
     """The training data and the validation data of one ``fit`` call.
 
     Validation data is either given (``X_val``, and ``y_val`` when ``y`` is)
     or, with the estimator's ``validation_fraction``, that fraction of the
-    training sentences, drawn with its ``random_state``. Returns ``(X, y,
+    training sentences, drawn with ``rng``: the generator of the ``fit`` call
+    (``check_random_state(estimator.random_state)``, made once per call and
+    passed on to whatever else the call draws). Returns ``(X, y,
     validation)`` where ``validation`` is None, ``(X_val, y_val)`` for a
     ``supervised`` estimator, or ``X_val`` for one that learns from X alone.
     ``y`` may be None for a supervised estimator that reads its targets from
@@ -152,7 +153,7 @@ def split_validation(estimator, X, y=None, X_val=None, y_val=None, *, supervised
             raise ValueError(
                 f"validation_fraction={fraction} of {n} training examples leaves {n_val} "
                 f"for validation and {n - n_val} for training; both need at least one")
-        order = check_random_state(estimator.random_state).permutation(n)
+        order = rng.permutation(n)
         train, held_out = np.sort(order[n_val:]), np.sort(order[:n_val])
         X_val, X = _safe_indexing(X, held_out), _safe_indexing(X, train)
         if y is not None:

@@ -1,4 +1,4 @@
-"""Regression tests for issue 15 (file I/O): ID order in CoNLL-U, writers that
+"""Regression tests of file I/O: ID order in CoNLL-U, writers that
 only write what reads back, mixed line endings, and malformed bracketed trees."""
 
 import io

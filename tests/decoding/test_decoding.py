@@ -161,7 +161,7 @@ def test_non_projective_decoders_dominate(scores):
 
 
 
-# --- huge and wide-ranging scores (issue 15, class 9) -----------------------------
+# --- huge and wide-ranging scores -------------------------------------------------
 
 def _exact_tree_differences(scores, trees, reference):
     """Each tree's score minus ``reference``'s, summed exactly arc by arc."""

@@ -33,7 +33,7 @@ def _words_only(X):
 
 def test_parser_api():
     check_structured_estimator(
-        EasyFirstBeamParser(beam_size=2, n_epochs=1, hash_bits=14, random_state=0),
+        EasyFirstBeamParser(beam_size=2, n_epochs=1, n_features=2**14, random_state=0),
         X_TRAIN[:40], Y_TRAIN[:40],
         param_grid={"beam_size": [1, 2], "n_epochs": [1, 2]},
         epochs_param="n_epochs",
@@ -61,7 +61,7 @@ def _adjacent_baseline_uas(X, y):
 @pytest.mark.slow
 def test_parser_learns_the_sample_beating_adjacent_baseline():
     baseline = _adjacent_baseline_uas(X_TEST, Y_TEST)  # about 0.46 on this sample
-    parser = EasyFirstBeamParser(beam_size=2, n_epochs=5, hash_bits=18, random_state=0)
+    parser = EasyFirstBeamParser(beam_size=2, n_epochs=5, n_features=2**18, random_state=0)
     parser.fit(X_TRAIN, Y_TRAIN)
     uas = parser.score(X_TEST, Y_TEST)
     assert uas >= 0.70 and uas > baseline + 0.2, (uas, baseline)
@@ -85,7 +85,7 @@ def test_tagger_learns_the_sample_beating_most_frequent_tag():
          else overall) == t["upos"]
         for s in X_TEST for t in s
     ])  # 0.75 on this sample
-    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=10, min_feature_count=1, random_state=0)
+    tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=10, feature_min_count=1, random_state=0)
     accuracy = tagger.fit(X_TRAIN).score(X_TEST)
     assert accuracy > baseline + 0.04, (accuracy, baseline)
     assert tagger.n_invalid_updates_ == 0
@@ -95,7 +95,7 @@ def test_tagger_learns_the_sample_beating_most_frequent_tag():
 def test_pipeline_tags_then_parses_raw_words():
     pipe = make_pipeline(
         EasyFirstBeamTagger(beam_size=1, n_epochs=8, n_folds=3, random_state=0),
-        EasyFirstBeamParser(beam_size=1, n_epochs=5, hash_bits=18, random_state=0),
+        EasyFirstBeamParser(beam_size=1, n_epochs=5, n_features=2**18, random_state=0),
     )
     pipe.fit(X_TRAIN, Y_TRAIN)  # the tagger learns from the upos field
     raw = _words_only(X_TEST)
@@ -152,7 +152,7 @@ def test_keep_best_restores_the_weights_of_the_best_epoch(Estimator):
     goes with them."""
     params = dict(beam_size=1, random_state=0)
     if Estimator is EasyFirstBeamParser:
-        params["hash_bits"] = 14
+        params["n_features"] = 2**14
     X, y = X_TRAIN[:100], Y_TRAIN[:100]  # the tagger ignores the heads
     model = Estimator(n_epochs=8, n_iter_no_change=1, **params).fit(
         X, y, X_val=X_TEST[:30], y_val=Y_TEST[:30])
@@ -207,7 +207,7 @@ def test_tagger_rejects_bad_tags_naming_the_sentence():
 
 def test_plain_string_tokens_are_parsed_and_tagged():
     words = [[t["form"] for t in s] for s in X_TRAIN[:30]]
-    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, hash_bits=14).fit(words, Y_TRAIN[:30])
+    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, n_features=2**14).fit(words, Y_TRAIN[:30])
     assert all(find_heads_error(h) is None for h in parser.predict(X_TRAIN[:5]))
     with pytest.raises(ValueError, match="no UPOS and no XPOS"):
         parser.predict(words[:5])  # it reads tags: bare forms would parse at chance
@@ -215,14 +215,14 @@ def test_plain_string_tokens_are_parsed_and_tagged():
     assert tagger.transform(words[:1])[0][0]["form"] == words[0][0]
 
 
-# --- real data: Ma et al.'s valid updates (bar 3) -------------------------------
+# --- real data: Ma et al.'s valid updates -----------------------------------------
 
 @pytest.mark.corpus
 def test_every_update_on_real_data_is_valid():
     X, y = load_ud_treebank("en_ewt", "dev")
     X, y = X[:400], y[:400]
     for beam in (1, 4):
-        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=2, hash_bits=18, random_state=0)
+        parser = EasyFirstBeamParser(beam_size=beam, n_epochs=2, n_features=2**18, random_state=0)
         parser.fit(X, y)
         assert parser.n_updates_ > 100
         assert parser.n_invalid_updates_ == 0
@@ -420,7 +420,7 @@ def test_lemma_and_feats_underscore_are_values():
           {"form": "barkz", "lemma": "_", "feats": "_"}]] * 3
     for target, expected in (("feats", ["Number=Plur", "_"]), ("lemma", ["dog", "_"])):
         tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=3, target=target,
-                                     min_feature_count=1).fit(X)
+                                     feature_min_count=1).fit(X)
         assert tagger.predict(X[:1]) == [expected]
     with pytest.raises(ValueError, match=r"X\[0\] has a token without a 'lemma' field"):
         EasyFirstBeamTagger(target="lemma").fit([[{"form": "a"}]])
@@ -431,7 +431,7 @@ def test_lemma_of_the_form_underscore_is_never_empty():
     X = [[{"form": "on", "lemma": "on"}, {"form": "_", "lemma": "lira"}],
          [{"form": "kitaplar", "lemma": "kitap"}]] * 3
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=2, target="lemma",
-                                 min_feature_count=1).fit(X)
+                                 feature_min_count=1).fit(X)
     assert tagger.predict([["on", "_"]]) == [["on", "lira"]]  # the form dictionary
     lemmas = tagger.predict([["_", "_"], [{"form": "_", "upos": "NOUN"}]])
     assert all(lemma for row in lemmas for lemma in row), lemmas
@@ -441,7 +441,7 @@ def test_xpos_underscore_is_a_value_unless_every_xpos_is():
     # Turkish IMST train leaves 3 XPOS of 37,522 as "_": the tagger still trains
     X = [[{"form": "on", "xpos": "Num"}, {"form": "biri", "xpos": "_"}]] * 3
     tagger = EasyFirstBeamTagger(beam_size=1, n_epochs=3, target="xpos",
-                                 min_feature_count=1).fit(X)
+                                 feature_min_count=1).fit(X)
     assert tagger.predict([["on", "biri"]]) == [["Num", "_"]]
     # a treebank without XPOS (Portuguese Bosque) has nothing to learn: said, not fitted
     with pytest.raises(ValueError, match="no token has an XPOS"):

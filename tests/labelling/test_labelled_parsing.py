@@ -21,7 +21,7 @@ from sklearn_structured.utils.estimator_checks import (
 PARSERS = {
     "lowrank": (LowRankTensorParser(rank=4, n_epochs=2, n_features=2**14, random_state=0),
                 {"rank": [2, 4], "gamma": [0.3, 1.0]}),
-    "easyfirst": (EasyFirstBeamParser(beam_size=2, n_epochs=2, hash_bits=14, random_state=0),
+    "easyfirst": (EasyFirstBeamParser(beam_size=2, n_epochs=2, n_features=2**14, random_state=0),
                   {"beam_size": [1, 2], "n_epochs": [1, 2]}),
 }
 
@@ -103,6 +103,27 @@ def test_keep_best_keeps_the_labels_of_the_best_epoch(sample):
     assert parser.score(X_test[:30], y_test[:30]) == pytest.approx(max(scores[1:]), abs=1e-12)
     assert all("label_errors" in entry for entry in parser.history_[1:])
     assert parser.labeller_["perceptron"] is None  # fit keeps the prediction weights only
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+def test_the_labeller_orders_its_passes_by_the_parsers_random_state(name, sample):
+    X, y, _, _ = sample
+    parser, _ = PARSERS[name]
+    seeds = [clone(parser).set_params(random_state=seed).fit(X[:40], y[:40]).labeller_["order_seed"]
+             for seed in (0, 0, 1)]
+    assert seeds[0] == seeds[1] != seeds[2]
+
+
+def test_a_labeller_saved_without_an_order_seed_goes_on_with_the_fixed_one(sample):
+    X, y, _, _ = sample
+    parser = PARSERS["easyfirst"][0]
+    fixed, saved = (clone(parser).partial_fit(X[:40], y[:40]) for _ in range(2))
+    fixed.labeller_["order_seed"] = 12011
+    del saved.labeller_["order_seed"]  # as models of the previous release hold it
+    for model in (fixed, saved):
+        model.partial_fit(X[:40], y[:40])
+    tables = [model.labeller_["perceptron"]["weights"]["table"] for model in (fixed, saved)]
+    assert np.array_equal(*tables)
 
 
 def test_round_trips_keep_the_labels(fitted, sample, tmp_path):

@@ -10,7 +10,7 @@ from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.labelling import label_trees, new_labeller, train_labeller
 from sklearn_structured.labelling import _kernels as K
-from sklearn_structured.labelling._labeller import _ORDER_SEED, _sentences
+from sklearn_structured.labelling._labeller import _sentences
 from sklearn_structured.utils._training import averaged_weights
 
 
@@ -160,7 +160,7 @@ def _oracle_training(state, data, gold, n_epochs):
     w, sums, seen = defaultdict(float), defaultdict(float), 0
     sentences = _oracle_sentences(data)
     for epoch in range(n_epochs):
-        order = np.random.default_rng([_ORDER_SEED, epoch]).permutation(len(sentences))
+        order = np.random.default_rng([state["order_seed"], epoch]).permutation(len(sentences))
         for s in order:
             words, heads = sentences[s]
             lo = data.offsets[s]
@@ -187,7 +187,7 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
     X, heads, deprels, _, _, _ = sample
     X, heads, deprels = X[:5], heads[:5], deprels[:5]
     state = new_labeller(X, heads, deprels, hash_bits=16)
-    train_labeller(state, X, heads, deprels, 3)
+    train_labeller(state, X, heads, deprels, 3, random_state=0)
     data = _sentences(state, X, heads)
     ids = {label: i for i, label in enumerate(state["labels"])}
     gold = [ids[label] for labels in deprels for label in labels]
@@ -243,7 +243,7 @@ def test_root_words_and_only_they_get_the_root_label(sample, root_name):
     X, heads, deprels, X_test, heads_test, _ = sample
     renamed = [[root_name if label == "root" else label for label in labels] for labels in deprels]
     state = new_labeller(X, heads, renamed)
-    train_labeller(state, X, heads, renamed, 2)
+    train_labeller(state, X, heads, renamed, 2, random_state=0)
     assert state["labels"][state["root_label"]] == root_name
     rng = np.random.default_rng(0)
     # gold trees, and trees with several roots: the constraint holds on any tree
@@ -271,7 +271,7 @@ def test_a_label_seen_mostly_elsewhere_stays_available(sample):
 def test_labels_gold_trees_of_held_out_sentences(sample):
     X, heads, deprels, X_test, heads_test, deprels_test = sample
     state = new_labeller(X, heads, deprels)
-    train_labeller(state, X, heads, deprels, 8)
+    train_labeller(state, X, heads, deprels, 8, random_state=0)
     predicted = label_trees(state, X_test, heads_test)
     correct = sum(a == b for p, g in zip(predicted, deprels_test) for a, b in zip(p, g))
     accuracy = correct / sum(map(len, deprels_test))
@@ -304,7 +304,7 @@ def test_labels_sentences_of_bare_forms(sample):
     X, heads, deprels, X_test, heads_test, deprels_test = sample
     forms = [[t["form"] for t in s] for s in X]
     state = new_labeller(forms, heads, deprels)
-    train_labeller(state, forms, heads, deprels, 8)
+    train_labeller(state, forms, heads, deprels, 8, random_state=0)
     predicted = label_trees(state, [[t["form"] for t in s] for s in X_test], heads_test)
     correct = sum(a == b for p, g in zip(predicted, deprels_test) for a, b in zip(p, g))
     assert correct / sum(map(len, deprels_test)) > 0.6

@@ -136,7 +136,7 @@ def test_pos_none_reads_no_tags(sample):
 
 def test_pickles_hold_the_weights_sparse(sample, tmp_path):
     # theta_ has 2**22 cells, few of them non-zero: a dense copy made pickles 8 to 20
-    # times the size of the safe model file (issue 35, 9.7)
+    # times the size of the safe model file
     X, y, X_test, _ = sample
     parser = LowRankTensorParser(rank=4, n_epochs=1, random_state=0).fit(X[:40], y[:40])
     save_model(parser, tmp_path / "model")

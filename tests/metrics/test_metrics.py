@@ -104,7 +104,7 @@ def test_perplexity():
         perplexity([0.0], 0)
 
 
-# --- malformed input is refused, not scored (issue 15, class 10) ------------------
+# --- malformed input is refused, not scored --------------------------------------
 
 @pytest.mark.parametrize("y_true, y_pred, message", [
     (["NN"], [["N", "N"]], r"y_true\[0\] is a str"),

@@ -1,4 +1,4 @@
-"""About thirty bad inputs a new user hit (issue 35, part 9): each gets one clear line
+"""About thirty bad inputs a new user hit: each gets one clear line
 that names the place (file and line, parameter, or X[i]) and says what was expected.
 
 The command line runs in-process through ``main``; two cases run the installed
@@ -31,7 +31,7 @@ GOOD = HEADER + _word(1, "Dogs", 2) + _word(2, "bark", 0) + "\n"
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad")
     X, y = load_sample_treebank("train")
-    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, hash_bits=12, random_state=0)
+    parser = EasyFirstBeamParser(beam_size=1, n_epochs=1, n_features=2**12, random_state=0)
     save_model(parser.fit(X[:20], y[:20]), folder / "parser.model")
     (folder / "parser.pickle").write_bytes(pickle.dumps(parser))
     truncated = (folder / "parser.model").read_bytes()

@@ -1,6 +1,6 @@
 """Bad input to the estimators: a clear ValueError naming the place, never silent garbage.
 
-One test per class of defect found by an attack on the library (issue 15):
+One test per class of defect found by an attack on the library:
 non-finite user input, fitting on nothing, divergence, wrong types.
 """
 

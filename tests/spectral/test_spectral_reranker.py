@@ -127,13 +127,15 @@ def test_prefit_parser_and_given_lists(sample):
     held = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
                          validation_fraction=0.25, random_state=0).fit(
                              X[:200], y[:200], train_nbest=lists)
-    out = np.sort(np.random.RandomState(0).permutation(200)[:50])
+    # the split is the first draw of the fit's generator, the rest follow it
+    rng = np.random.RandomState(0)
+    out = np.sort(rng.permutation(200)[:50])
     assert len(held.history_) == 2
     assert held.history_[-1]["validation_score"] == held.score([X[i] for i in out],
                                                                [y[i] for i in out])
     kept = np.setdiff1d(np.arange(200), out)
     trained_on_kept = NBestReranker(parser, scorers=(), n_best=5, cv="prefit", n_epochs=2,
-                                    random_state=0).fit([X[i] for i in kept], [y[i] for i in kept],
+                                    random_state=rng).fit([X[i] for i in kept], [y[i] for i in kept],
                                                         train_nbest=[lists[i] for i in kept])
     np.testing.assert_array_equal(held.coef_, trained_on_kept.coef_)
 

@@ -25,7 +25,7 @@ def _fitted(name, sample):
     if name == "lowrank":
         return LowRankTensorParser(n_epochs=1, rank=5, n_features=2**16, random_state=0).fit(X, y)
     if name == "easyfirst":
-        return EasyFirstBeamParser(n_epochs=1, beam_size=2, hash_bits=14).fit(X, y)
+        return EasyFirstBeamParser(n_epochs=1, beam_size=2, n_features=2**14).fit(X, y)
     return EasyFirstBeamTagger(n_epochs=2, beam_size=1).fit(X, [[t["xpos"] for t in s] for s in X])
 
 
@@ -48,7 +48,7 @@ def _labelled_parser(name, method="fit"):
     if name == "lowrank":
         model = LowRankTensorParser(n_epochs=2, rank=5, n_features=2**16, random_state=0)
     else:
-        model = EasyFirstBeamParser(n_epochs=2, beam_size=2, hash_bits=14, random_state=0)
+        model = EasyFirstBeamParser(n_epochs=2, beam_size=2, n_features=2**14, random_state=0)
     if method == "fit":
         return model.fit(X, y), X, y
     for _ in range(2):

@@ -33,7 +33,7 @@ from sklearn_structured.utils import (
 SMALL = {
     LowRankTensorParser: dict(rank=4, n_epochs=3, n_features=2**14),
 
-    EasyFirstBeamParser: dict(beam_size=2, n_epochs=3, hash_bits=14),
+    EasyFirstBeamParser: dict(beam_size=2, n_epochs=3, n_features=2**14),
 
     EasyFirstBeamTagger: dict(beam_size=2, n_epochs=3, target="xpos"),
 
@@ -167,6 +167,19 @@ def test_validation_fraction_holds_out_training_data(cls, data):
 
 
 @pytest.mark.parametrize("cls", ITERATIVE, ids=lambda cls: cls.__name__)
+def test_a_seeded_generator_trains_the_model_of_its_seed(cls, data):
+    # one generator per fit, passed on: the split of validation_fraction and the
+    # draws after it continue one stream, whether fit makes it from a seed or is given it
+    X, y, _, _ = data[cls]
+    models = [cls(**SMALL[cls], random_state=seed, validation_fraction=0.25)
+              for seed in (0, np.random.RandomState(0))]
+    for model in models:
+        model.fit(X) if cls in UNSUPERVISED else model.fit(X, y)
+    first, second = ([(e["loss"], e["validation_score"]) for e in m.history_] for m in models)
+    assert first == second
+
+
+@pytest.mark.parametrize("cls", ITERATIVE, ids=lambda cls: cls.__name__)
 def test_validation_data_given_two_ways_is_refused(cls, data):
     X, y, X_val, y_val = data[cls]
     model = cls(**SMALL[cls], validation_fraction=0.25)
@@ -248,21 +261,22 @@ def test_loop_stops_when_an_epoch_returns_none():
 
 
 class _Holder:
-    def __init__(self, validation_fraction=None, random_state=0):
-        self.validation_fraction, self.random_state = validation_fraction, random_state
+    def __init__(self, validation_fraction=None):
+        self.validation_fraction = validation_fraction
 
 
 def test_split_validation():
     X, y = [[str(i)] for i in range(8)], list(range(8))
-    assert split_validation(_Holder(), X, y) == (X, y, None)
-    X_tr, y_tr, (X_val, y_val) = split_validation(_Holder(0.25), X, y)
+    rng = np.random.RandomState(0)
+    assert split_validation(_Holder(), X, y, rng=rng) == (X, y, None)
+    X_tr, y_tr, (X_val, y_val) = split_validation(_Holder(0.25), X, y, rng=rng)
     assert len(X_val) == 2 and len(X_tr) == 6
     assert sorted(y_tr + y_val) == y and [[str(v)] for v in y_val] == X_val
-    X_tr, y_tr, X_val = split_validation(_Holder(0.25), X, None, supervised=False)
+    X_tr, y_tr, X_val = split_validation(_Holder(0.25), X, None, rng=rng, supervised=False)
     assert y_tr is None and len(X_val) == 2
     with pytest.raises(ValueError, match="not both"):
-        split_validation(_Holder(0.5), X, y, X, y)
+        split_validation(_Holder(0.5), X, y, X, y, rng=rng)
     with pytest.raises(ValueError, match="y_val"):
-        split_validation(_Holder(), X, y, X)
+        split_validation(_Holder(), X, y, X, rng=rng)
     with pytest.raises(ValueError, match="validation_fraction"):
-        split_validation(_Holder(0.01), X, y)
+        split_validation(_Holder(0.01), X, y, rng=rng)
