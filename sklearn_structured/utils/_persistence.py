@@ -497,7 +497,7 @@ def save_model(estimator, path):
     """
     from .. import __version__
 
-    if not (_is_library_estimator(estimator) or _is_pipeline(estimator)):
+    if not (registry.is_registered(estimator) or _is_pipeline(estimator)):
         # load_model would refuse the file: write none
         raise TypeError(
             f"cannot save a {type(estimator).__name__}: the safe model format holds this "
