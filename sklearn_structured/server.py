@@ -29,7 +29,12 @@ from email import policy
 from email.parser import BytesParser
 
 from . import registry
+from ._parse import parse
 from .annotation import role_of
+from .datasets import write_conllu
+from .display import sentence_svg
+from .fields import COLUMNS
+from .pipeline import TextPipeline
 
 MAX_REQUEST_BYTES = 1024 * 1024
 TIMEOUT = 60.0
@@ -90,8 +95,6 @@ class _CancellableBytes(io.BytesIO):
 
 def capabilities(model):
     """What a model does, in UDPipe's words: some of tokenizer, tagger, parser."""
-    from .pipeline import TextPipeline
-
     role = role_of(model)
     if role == registry.PIPELINE:
         return ["tokenizer", "tagger", "parser"] if isinstance(model, TextPipeline) else [
@@ -202,8 +205,6 @@ def _parse_options(fields):
 def _as_json(document):
     """A document as JSON-ready data: its sentences' comments and every row's columns
     (words, multiword tokens and empty nodes, in order)."""
-    from .datasets._conllu import COLUMNS
-
     return [{"comments": sentence.comments,
              "rows": [dict(zip(COLUMNS, row)) for row in sentence.rows]}
             for sentence in document]
@@ -236,8 +237,6 @@ class Annotator:
     def warm_up(self):
         """Annotate two words with each model that reads raw text, so that its kernels
         are compiled (or loaded from numba's cache) before the first request is."""
-        from ._parse import parse
-
         for model in self.models.values():
             if "tokenizer" in capabilities(model):
                 parse(model, io.BytesIO(b"Warm up."), input_format="text")
@@ -266,9 +265,6 @@ class Annotator:
 
     @staticmethod
     def _annotate(model, data, cancelled, input_format, options, output, draw):
-        from ._parse import parse
-        from .datasets import write_conllu
-
         if cancelled.is_set():  # given up while it waited for a worker
             raise _Cancelled
         source = _CancellableBytes(data, cancelled, "data")
@@ -278,8 +274,6 @@ class Annotator:
             raise RequestError(400, str(error)) from None
         result = {"result": write_conllu(document) if output == "conllu" else _as_json(document)}
         if draw:
-            from .display import sentence_svg
-
             result["svg"] = [sentence_svg(sentence) for sentence in document]
         return result
 

@@ -25,6 +25,8 @@ import itertools
 
 from ._parse import parse
 from .datasets import ConlluDocument, ConlluSentence
+from .pipeline import TextPipeline
+from .utils import load_model
 
 # what spaCy's own tokeniser and parser give a token of white space
 _SPACE = {"upos": "SPACE", "xpos": "_SP", "feats": "", "deprel": "dep"}
@@ -240,11 +242,7 @@ def load_pipeline(model, lang="xx", *, batch_size=64):
         added to it (``nlp.add_pipe``) run after ours.
     """
     spacy = _spacy()
-    from .pipeline import TextPipeline
-
     if not isinstance(model, TextPipeline):
-        from .utils import load_model
-
         model = load_model(model)
         if not isinstance(model, TextPipeline):
             raise ValueError(f"a {type(model).__name__} does not read text: give a "

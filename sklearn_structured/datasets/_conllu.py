@@ -9,6 +9,7 @@ interprets HEAD; :func:`read_conllu` accepts ``_`` there so that unparsed input
 can be read, parsed and written back.
 """
 
+import importlib
 import io
 import re
 from functools import partial
@@ -731,8 +732,6 @@ FRAME_COLUMNS = ("sent_id", "token", "token_form", *COLUMNS)
 
 
 def _import(name, extra):
-    import importlib
-
     try:
         return importlib.import_module(name)
     except ImportError:
