@@ -32,7 +32,6 @@ from . import registry
 from ._parse import parse
 from .annotation import role_of
 from .datasets import write_conllu
-from .display import sentence_svg
 from .fields import COLUMNS
 from .pipeline import TextPipeline
 
@@ -273,7 +272,9 @@ class Annotator:
         except ValueError as error:
             raise RequestError(400, str(error)) from None
         result = {"result": write_conllu(document) if output == "conllu" else _as_json(document)}
-        if draw:
+        if draw:  # the drawing code is loaded by the first request that asks for it
+            from .display import sentence_svg
+
             result["svg"] = [sentence_svg(sentence) for sentence in document]
         return result
 
