@@ -32,7 +32,14 @@ def _apply(token, script):
 
 
 def _with_case(token, words):
-    """``words`` (lower-cased) in the case of ``token``: all capitals, a capital first, or as is."""
+    """``words`` (lower-cased) in the case of ``token``: its own characters where the words
+    spell it (``L/C's`` -> ``L/C 's``), else all capitals, a capital first, or as is."""
+    lower = token.lower()
+    if len(lower) == len(token) and "".join(words) == lower:
+        ends = [0]
+        for word in words:
+            ends.append(ends[-1] + len(word))
+        return tuple(token[start:end] for start, end in zip(ends, ends[1:]))
     if len(token) > 1 and token.isupper():
         return tuple(w.upper() for w in words)
     if token[:1].isupper():

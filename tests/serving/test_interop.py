@@ -45,9 +45,9 @@ def test_spacy_docs_carry_what_parse_writes_token_for_token(nlp):
     sentences = [[t for t in span if t.pos_ != "SPACE"] for span in doc.sents]
     assert len(sentences) == len(ours)
     for span, sentence in zip(sentences, ours):
-        first = span[0].i
+        position = {token.i: k + 1 for k, token in enumerate(span)}  # SPACE tokens left out
         for token, row in zip(span, sentence.words, strict=True):
-            head = 0 if token.head.i == token.i else token.head.i - first + 1
+            head = 0 if token.head.i == token.i else position[token.head.i]
             features = "|".join(sorted(str(token.morph).split("|"), key=str.lower))
             assert (token.text, token.pos_ or "_", token.tag_ or "_",
                     features or "_", token.lemma_ or "_", str(head),

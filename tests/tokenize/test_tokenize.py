@@ -112,6 +112,19 @@ def test_multiword_expansion_known_forms_case_and_suffix_rules():
     assert expand("casa", known, rules) == ("casa",)
 
 
+def test_words_that_spell_their_token_keep_its_characters():
+    pairs = [(f"{noun}'s", (noun, "'s")) for noun in ("dog", "cat", "house", "car")]
+    known, rules = learn_expansions(pairs, min_count=3)
+    # mixed case survives, so the words still spell the text (spaCy's Doc.text needs it)
+    assert expand("L/C's", known, rules) == ("L/C", "'s")
+    assert expand("McDonald's", known, rules) == ("McDonald", "'s")
+    assert expand("DOG'S", known, rules) == ("DOG", "'S")
+    # words that do not spell the token take the token's case as before
+    pairs = [("do", ("de", "o"))] * 5
+    known, rules = learn_expansions(pairs, min_count=3)
+    assert expand("Do", known, rules) == ("De", "o")
+
+
 def test_multiword_expansions_keep_only_what_the_fallback_gets_wrong():
     # "Nessa" the name, "nessa" and "pelo" contractions, "-lo" a rule that "cabelo" must
     # not take, plain words no rule touches
