@@ -27,17 +27,10 @@ from ._parse import parse
 from .datasets import ConlluDocument, ConlluSentence
 from .pipeline import TextPipeline
 from .utils import load_model
+from .utils._base import import_extra
 
 # what spaCy's own tokeniser and parser give a token of white space
 _SPACE = {"upos": "SPACE", "xpos": "_SP", "feats": "", "deprel": "dep"}
-
-
-def _spacy():
-    try:
-        import spacy
-    except ImportError:
-        raise ImportError("this needs spaCy: pip install sklearn-structured[spacy]") from None
-    return spacy
 
 
 def _value(text):
@@ -114,7 +107,7 @@ def _word_spaces(sentence):
 def to_docs(document, vocab):
     """``Doc`` objects of a CoNLL-U document: one per document (its sentences in turn),
     built in ``vocab`` (``nlp.vocab``). Spaces come from ``SpaceAfter=No``."""
-    _spacy()
+    import_extra("spacy", "spacy")
     if not isinstance(document, ConlluDocument):
         raise TypeError(f"to_docs takes a ConlluDocument, not a {type(document).__name__}")
     words, gaps = [], []
@@ -241,7 +234,7 @@ def load_pipeline(model, lang="xx", *, batch_size=64):
         ``nlp(text)`` and ``nlp.pipe(texts)`` give annotated Docs; components
         added to it (``nlp.add_pipe``) run after ours.
     """
-    spacy = _spacy()
+    spacy = import_extra("spacy", "spacy")
     if not isinstance(model, TextPipeline):
         model = load_model(model)
         if not isinstance(model, TextPipeline):

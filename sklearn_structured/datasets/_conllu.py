@@ -9,7 +9,6 @@ interprets HEAD; :func:`read_conllu` accepts ``_`` there so that unparsed input
 can be read, parsed and written back.
 """
 
-import importlib
 import io
 import re
 from functools import partial
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..fields import COLUMN_INDEX, COLUMNS, DEPREL, DEPS, HEAD, TAG_FIELDS
 from ..utils import find_heads_error
+from ..utils._base import import_extra
 from ._base import gc_paused, open_text, source_name
 
 _HEAD = COLUMN_INDEX[HEAD]
@@ -731,14 +731,6 @@ def load_conllu(path_or_file, *, single_root=True, return_labels=False, labelled
 FRAME_COLUMNS = ("sent_id", "token", "token_form", *COLUMNS)
 
 
-def _import(name, extra):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        raise ImportError(f"this needs the {name} package: pip install "
-                          f"sklearn-structured[{extra}]") from None
-
-
 def _sent_id(sentence, index):
     return sentence.metadata.get("sent_id", str(index + 1))
 
@@ -753,7 +745,7 @@ def _to_frame(document):
     whole and its empty nodes) is kept in ``frame.attrs["conllu"]``, by
     ``sent_id``, for :func:`from_frame`.
     """
-    pd = _import("pandas", "pandas")
+    pd = import_extra("pandas", "pandas")
     records, extra = [], {}
     for index, sentence in enumerate(document):
         sent_id = _sent_id(sentence, index)
@@ -827,7 +819,7 @@ def _from_frame(frame):
 def _to_token_lists(document):
     """The sentences as ``conllu.TokenList`` objects, parsed by the conllu package
     from this document's CoNLL-U."""
-    conllu = _import("conllu", "conllu")
+    conllu = import_extra("conllu", "conllu")
     return conllu.parse(write_conllu(document))
 
 

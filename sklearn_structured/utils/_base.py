@@ -2,6 +2,7 @@
 pickles, the deprecation path of renamed parameters, and the base of the estimators
 whose X is a list of sentences."""
 
+import importlib
 import warnings
 
 from sklearn.base import BaseEstimator
@@ -124,3 +125,12 @@ class SentenceEstimator(StructuredInputMixin, FormatVersionMixin, BaseEstimator)
     def _check_prediction_input(self, X):
         """``check_sentences(X)``, refusing sentences without the :meth:`tag_fields`."""
         return check_sentences(X, fields=self.tag_fields(), reader=type(self).__name__)
+
+
+def import_extra(name, extra):
+    """The optional module ``name``, or an ImportError naming the extra that installs it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ImportError(f"this needs the {name} package: pip install "
+                          f"sklearn-structured[{extra}]") from None
