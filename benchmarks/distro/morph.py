@@ -64,14 +64,10 @@ def run(model, X, y, X_eval, y_eval, rare):
 
 def coverage(model, X, y):
     """Fraction of tokens whose gold label is among their candidates, and mean candidates."""
-    forms = [w for s in X for w in s]
-    candidates = model._candidates(forms)  # internal with no public form: the tag dictionary
-    index = {c: i for i, c in enumerate(model.classes_.tolist())}
-    hits = 0
-    for t, tag in enumerate(t for s in y for t in s):
-        allowed = candidates.labels[candidates.offsets[t]:candidates.offsets[t + 1]]
-        hits += index.get(tag, -1) in allowed
-    return hits / len(forms), len(candidates.labels) / len(forms)
+    candidates = [tags for sentence in model.candidate_tags(X) for tags in sentence]
+    gold = [tag for s in y for tag in s]
+    hits = sum(tag in allowed for tag, allowed in zip(gold, candidates))
+    return hits / len(gold), sum(map(len, candidates)) / len(gold)
 
 
 def pruning_cost(args, X, y, X_dev, y_dev, rare):
