@@ -19,8 +19,9 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     Bar 4. Fit time of each estimator on all EWT training trees, with the
     rank kept, the non-positive share, EM iterations and dev log-likelihood.
 ``speed``
-    Scoring speed on the EWT test trees: the spectral kernel against the
-    exact inside algorithm (what the EM estimators score with).
+    Scoring speed on the EWT test trees, ``score_samples`` end to end: the
+    spectral operators against the exact inside algorithm (what the EM
+    estimators score with).
 ``rerank``
     Bar 1. LowRankTensorParser (first order, projective 50-best) on EWT. The
     scorer's estimator is chosen on held-out training lists (rerankers
@@ -44,9 +45,7 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python -m benchmarks spectral --parts synthetic ewt_fit speed rerank diagnose
 
-The synthetic, span and speed parts read internals with no public form (the
-moments, the EM iterations, the scoring kernel, one-word reattachments); the
-rest uses the public API.
+Every part uses the library's public API only.
 """
 
 import argparse
@@ -68,8 +67,7 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     """Bars 2 and 3 on words drawn from a known model laid on EWT's own trees."""
     from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
-    from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._perturb import reattach_one_word
+    from sklearn_structured.spectral import SpectralTreeScorer, reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_treebank("en_ewt", "train")
@@ -143,7 +141,6 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
         print("default", seed, figures["default"]["agreement"][-1], flush=True)
     figures["default"].update(estimator=default.method, n_init=default.n_init,
                               combine_runs=default.combine_runs)
-    figures["true_span"] = true_span_start(X, y, X_dev, y_dev, model, n_states, seeds[0], max_iter)
     return figures
 
 
@@ -157,99 +154,40 @@ def _true_emission_rows(est, model):
     return O
 
 
-def _matched_cosines(estimated, true):
-    """Cosine of each true emission column with the estimated one matched to it
-    (the best one-to-one matching)."""
-    from scipy.optimize import linear_sum_assignment
-
-    a = estimated / np.linalg.norm(estimated, axis=0)
-    b = true / np.linalg.norm(true, axis=0)
-    rows, cols = linear_sum_assignment(-(b.T @ a))
-    return (b.T @ a)[rows, cols]
-
-
-def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
-    """Why the spectral start is weak at treebank size: the start and EM from it
-    with the embedding the data give (U from word-context counts) and with the
-    true span of O in its place, the moments counted on the same trees."""
-    from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._kernels import count_moments
-    from sklearn_structured.spectral._moments import operators_from_moments, spectral_em_start
-    from sklearn_structured.spectral._scorer import _EMIterations
-    from sklearn_structured.utils import pack_ragged
-
-    est = SpectralTreeScorer(n_components=n_states, method="spectral+em", n_init=1,
-                             n_epochs=max_iter, random_state=seed).fit(X, y)
-    ids, offsets = est._encode(X)
-    heads = pack_ragged(y)[0]
-    val_ids, val_offsets = est._encode(X_dev)
-    validation = (val_ids, pack_ragged(y_dev)[0], val_offsets)
-    O = _true_emission_rows(est, model)
-    rows = []
-    for name, U in (("estimated (svd)", est.embedding_), ("true span of O", np.linalg.qr(O)[0])):
-        root_sum, pairs, triples, head_second, view_second = count_moments(ids, heads, offsets, U)
-        operators, _ = operators_from_moments(pairs, triples, head_second, view_second, est.rcond)
-        start = spectral_em_start(U, root_sum / np.count_nonzero(heads == 0), operators,
-                                  np.random.default_rng(seed))
-        emissions = start[2]
-        run = _EMIterations(est, (ids, heads, offsets), start)
-        run.history = []
-        run.run(max_iter, name="true_span", verbose=0, validation=validation)
-        cosines = _matched_cosines(emissions, O)
-        rows.append(dict(embedding=name, missed=float(np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O)),
-                         cosine_mean=float(cosines.mean()), cosine_min=float(cosines.min()),
-                         first=run.history[0]["validation_score"],
-                         final=run.history[-1]["validation_score"], n_iter=run.n_iter))
-        print("true_span", rows[-1], flush=True)
-    return dict(seed=seed, rows=rows)
-
-
 def speed(n_components, repeats):
+    """Scoring speed on the EWT test trees, end to end: a spectral scorer against one fitted
+    by EM, which scores with the exact inside algorithm over the same number of states."""
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.kernels.latent_tree import exact_log_probs
-    from sklearn_structured.spectral._kernels import spectral_log_probs
 
     X, y = load_treebank("en_ewt", "train")
     X_test, y_test = load_treebank("en_ewt", "test")
-    est = SpectralTreeScorer(n_components=n_components, method="spectral",
-                             random_state=0).fit(X, y)
-    ids, heads, offsets = est._pairs(X_test, y_test)
-    k = n_components
-    rng = np.random.default_rng(0)
-    start = rng.dirichlet(np.ones(k))
-    transitions = rng.dirichlet(np.ones(k), size=(2, k)).transpose(0, 2, 1).copy()
-    emissions = rng.dirichlet(np.ones(len(est.vocabulary_)), size=k).T.copy()
+    spectral = SpectralTreeScorer(n_components=n_components, method="spectral",
+                                  random_state=0).fit(X, y)
+    # the time of scoring does not depend on how well EM converged: one iteration will do
+    exact = SpectralTreeScorer(n_components=n_components, method="em", n_init=1, n_epochs=1,
+                               random_state=0).fit(X, y)
 
-    def cpu_seconds(fn):
-        fn()  # compile before timing
-        return timed(fn, repeats).cpu
+    def cpu_seconds(scorer):
+        scorer.score_samples(X_test[:1], y_test[:1])  # compile before timing
+        return timed(lambda: scorer.score_samples(X_test, y_test), repeats).cpu
 
-    kernel = cpu_seconds(lambda: spectral_log_probs(ids, heads, offsets, est.embedding_,
-                                                    est.root_vector_, est.operators_))
-    exact = cpu_seconds(lambda: exact_log_probs(ids, heads, offsets, start, transitions, emissions))
-    end_to_end = cpu_seconds(lambda: est.score_samples(X_test, y_test))
     return dict(
-        clock="cpu", timing="median of the repeats", n_train_trees=len(X), n_components=k, n_test_trees=len(X_test),
-        kernel_trees_per_second=len(X_test) / kernel,
-        score_samples_trees_per_second=len(X_test) / end_to_end,
-        exact_trees_per_second=len(X_test) / exact,
+        clock="cpu", timing="median of the repeats", n_train_trees=len(X), n_components=n_components,
+        n_test_trees=len(X_test), score_samples_trees_per_second=len(X_test) / cpu_seconds(spectral),
+        exact_score_samples_trees_per_second=len(X_test) / cpu_seconds(exact),
     )
 
 
 def span(n_states, vocabulary_size, sizes):
     """Share of the emission matrix's norm outside span(U) for each embedding,
     on the synthetic model of ``synthetic`` laid on the first N EWT training trees."""
-    from sklearn.utils.extmath import randomized_svd
-
     from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._moments import cooccurrences
-    from sklearn_structured.utils import pack_ragged
 
     _, y = load_treebank("en_ewt", "train")
     X, _, _, model = make_latent_tree_corpus(len(y), n_states, vocabulary_size, trees=list(y),
                                              random_state=0, return_model=True)
-    rows, spectra = [], []
+    rows = []
     for n in sizes:
         for embedding in ("svd", "cca"):
             est = SpectralTreeScorer(n_components=n_states, method="spectral", embedding=embedding,
@@ -260,18 +198,7 @@ def span(n_states, vocabulary_size, sizes):
             rows.append(dict(n=n, embedding=embedding,
                              missed=float(np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O))))
             print(rows[-1], flush=True)
-        # the count matrix "svd" factors, against the same tokens shuffled over
-        # the corpus (same frequencies, no dependence between words): singular
-        # values above the shuffled ones' second are directions the counts resolve
-        ids, offsets = est._encode(X[:n])
-        heads = pack_ragged(y[:n])[0]
-        shuffled = np.random.default_rng(0).permutation(ids)
-        real, null = (randomized_svd(cooccurrences(words, heads, offsets, len(est.vocabulary_)),
-                                     n_states + 2, random_state=0)[1] for words in (ids, shuffled))
-        spectra.append(dict(n=n, real=real.tolist(), shuffled=null.tolist(),
-                            above=int(np.count_nonzero(real > null[1]))))
-        print(spectra[-1], flush=True)
-    return dict(n_states=n_states, vocabulary_size=vocabulary_size, rows=rows, spectra=spectra)
+    return dict(n_states=n_states, vocabulary_size=vocabulary_size, rows=rows)
 
 
 def ewt_fit(n_components, seeds):
@@ -542,20 +469,6 @@ def synthetic_parts(c):
                           "spectral+em iterations to target", "spectral+em s to target",
                           "spectral+em final", "spectral+em iterations", "spectral+em s"],
                          target_rows))
-    if "true_span" in c:
-        t = c["true_span"]
-        parts.append(
-            "### The spectral start with the embedding the counts give and with the true span\n\n"
-            f"Same data, seed {t['seed']}: the emissions read off the operators (the "
-            "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
-            "basis of the true O in its place (moments counted on the same trees); the cosine "
-            "of each true emission column with its matched estimate, and EM from each start "
-            "(held-out log-likelihood per token after the first and the last iteration).\n\n"
-            + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
-                              "after iteration 1", "final", "iterations"],
-                             [[r["embedding"], f"{100 * r['missed']:.0f}%",
-                               f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
-                               f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
     return parts
 
 
@@ -569,16 +482,7 @@ def span_parts(c):
         "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
         + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
                          [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
-                          for r in c["rows"]])
-        + ("" if "spectra" not in c else
-           "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
-           "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
-           "same frequencies, no dependence between words); the population matrix has rank "
-           f"k = {c['n_states']}:\n\n"
-           + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
-                            [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
-                              ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
-                             for r in c["spectra"]])))
+                          for r in c["rows"]]))
     return parts
 
 
@@ -603,16 +507,13 @@ def ewt_fit_parts(e):
 
 def speed_parts(s):
     """The speed of scoring."""
-    parts = []
-    parts.append(
-        # runs stored before the shared timing helper took the best of the repeats
-        f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
-        f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
-        f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
-        f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
-        f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
-        f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
-    return parts
+    return [
+        f"### Speed of scoring ({_clock(s)}, {s['timing']})\n\n"
+        f"`score_samples` end to end (encoding included) on the {s['n_test_trees']:,} EWT test "
+        f"trees, k = {s['n_components']} states: {s['score_samples_trees_per_second']:,.0f} trees/s "
+        "with the spectral operators, against "
+        f"{s['exact_score_samples_trees_per_second']:,.0f} trees/s with the exact inside "
+        "algorithm (a scorer fitted by EM), same run"]
 
 
 def diagnose_parts(d):
@@ -740,7 +641,6 @@ def diagnosis(cache):
         max(r["validation_curve"]) >= next(q["validation_curve"][-1] for q in curves
                                            if q["estimator"] == "em" and q["seed"] == r["seed"])
         for r in curves if r["estimator"] == "spectral+em")
-    spectra = cache.get("span", {}).get("spectra")
     text = (
         "### Why the spectral estimate does not help alone, and what it is good for\n\n"
         f"- Even when the data come from the model, the method-of-moments estimate at EWT size "
@@ -759,12 +659,6 @@ def diagnosis(cache):
            + ", ".join(f"{100 * r['missed']:.0f}% ({r['embedding']})" for r in cache["span"]["rows"]
                        if r["n"] == max(q["n"] for q in cache["span"]["rows"]))
            + " of the norm of O outside span(U)")
-        + ("" if not spectra else
-           f", because the word-context counts barely resolve the states: of their singular "
-           f"values, only {spectra[-1]['above']} stand above the second of the same tokens "
-           f"shuffled (k = {cache['span']['n_states']} would need {cache['span']['n_states']}); "
-           f"this is sampling noise ({c['vocabulary_size']:,} words, about "
-           f"{c['n_train_tokens'] / c['vocabulary_size']:.0f} tokens each), not a fault of a step")
         + ".\n"
         f"- On real EWT trees the share of non-positive estimates is "
         f"{100 * first['spectral']['nonpositive_train']:.0f}% of the training trees and "
@@ -777,15 +671,6 @@ def diagnosis(cache):
         f"{c['true_dev_log_likelihood']:.3f}); it reaches the random start's final value in "
         f"{reached} of {len(c['seeds'])} seeds."
     )
-    if "true_span" in c:
-        rows = {r["embedding"]: r for r in c["true_span"]["rows"]}
-        got, ideal = rows["estimated (svd)"], rows["true span of O"]
-        text += (
-            " With the true span of O in place of U (moments from the same trees) the emissions "
-            f"read off the operators match the true ones with a mean cosine of {ideal['cosine_mean']:.2f} "
-            f"(against {got['cosine_mean']:.2f}) and EM is at {ideal['first']:.3f} after one "
-            f"iteration and ends at {ideal['final']:.3f} (against {got['final']:.3f}): the step from "
-            "operators to probabilities is sound, the embedding is what limits the start.")
     return text + "".join(rerank_reading(cache[key]) for key in sorted(cache)
                           if key.startswith("rerank_gamma0.3"))
 
