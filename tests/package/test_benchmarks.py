@@ -30,7 +30,6 @@ TINY_RUNS = {
     "lowrank_threads": [],
     "hill_climbing": ["--sentences", "3", "--patience", "2", "--margin", "1.0", "--reference", "3"],
     "labels": ["--parser", "lowrank", "--param", "n_epochs=1"],
-    "labels_joint": ["--parser-cache", "{tmp}/parser.pkl", "--alphas", "0", "1"],
     "easy_first": ["--parts", "parser", "tagger", "--beams", "1", "--epochs", "1", "--tagger-beams", "1",
                    "--tagger-epochs", "1", "--repeats", "1", "--store", "{tmp}", "--skip-crfsuite"],
     "taggers": ["--targets", "upos", "--seeds", "0", "--epochs", "1", "--store", "{tmp}"],
