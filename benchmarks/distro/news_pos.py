@@ -153,13 +153,14 @@ def equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds, eva
 # ---------------------------------------------------------------------------
 
 
-def newsgroups(quick, seeds, features):
+def newsgroups_data(quick, features):
+    """20 Newsgroups as ``features`` of the training vocabulary: the training matrix and
+    labels, the test matrix and labels, and the alpha grid that suits the features."""
     texts, labels = load_20newsgroups("train")
     test_texts, test_labels = load_20newsgroups("test")
     if quick:
         texts, labels = texts[::8], labels[::8]
         test_texts, test_labels = test_texts[::8], test_labels[::8]
-    labels, test_labels = np.asarray(labels), np.asarray(test_labels)
     if features == "tfidf":
         vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2)
         alphas = [1e-5, 3e-5, 1e-4]
@@ -168,7 +169,21 @@ def newsgroups(quick, seeds, features):
         vectorizer = CountVectorizer(binary=True, min_df=2)
         alphas = [3e-3, 1e-2, 3e-2]
     X = vectorizer.fit_transform(texts)
-    X_test = vectorizer.transform(test_texts)
+    return X, np.asarray(labels), vectorizer.transform(test_texts), np.asarray(test_labels), alphas
+
+
+def newsgroups_exact_row(onehot, X, labels, X_test, test_labels):
+    """The exact Crammer-Singer SVM at the alpha of ``onehot``, the fitted baseline."""
+    log("20news: exact Crammer-Singer SVM at the baseline's alpha")
+    classes, y_ids = np.unique(labels, return_inverse=True)
+    svc, prediction, value, fit_seconds, seconds, converged = exact_svm(
+        onehot, X, labels, X, y_ids, X_test, X.shape[0])
+    return exact_row(svc, onehot.alpha, X.shape[0], np.mean(classes[prediction] == test_labels),
+                     value, fit_seconds, X_test.shape[0] / max(seconds, 1e-9), converged)
+
+
+def newsgroups(quick, seeds, features):
+    X, labels, X_test, test_labels, alphas = newsgroups_data(quick, features)
     X_fit, X_held, y_fit, y_held = train_test_split(
         X, labels, test_size=0.2, random_state=0, stratify=labels)
     score = lambda m, X_, y_: m.score(X_, y_)  # noqa: E731
@@ -204,13 +219,8 @@ def newsgroups(quick, seeds, features):
     at_distro_alpha = equal_alpha_runs("20news", onehot_params, distro_params, make_onehot, seeds,
                                        evaluate, rows, "20")
 
-    log("20news: exact Crammer-Singer SVM at the baseline's alpha")
-    classes, y_ids = np.unique(labels, return_inverse=True)
-    svc, prediction, value, fit_seconds, seconds, converged = exact_svm(
-        results["structural SVM (one-hot)"]["model"], X, labels, X, y_ids, X_test, X.shape[0])
-    rows.append(exact_row(svc, onehot_params["alpha"], X.shape[0],
-                          np.mean(classes[prediction] == test_labels), value, fit_seconds,
-                          X_test.shape[0] / max(seconds, 1e-9), converged))
+    rows.append(newsgroups_exact_row(results["structural SVM (one-hot)"]["model"], X, labels,
+                                     X_test, test_labels))
 
     base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
     gap = 100 * (np.mean(results["DISTRO full rank"]["accuracy"]) - base)
@@ -313,14 +323,29 @@ def pos(quick, exact, done, skip=()):
         done("sklearn-crfsuite is not installed; its reference row is missing.\n")
 
 
+def pos_data(name, field, quick):
+    """The train, dev and test splits of a treebank as forms and ``field`` tags (slices of
+    them when ``quick``)."""
+    splits = [tagged(name, split, field) for split in ("train", "dev", "test")]
+    if quick:
+        splits = [(X[:size], y[:size]) for (X, y), size in zip(splits, (300, 100, 100))]
+    return splits
+
+
+def crf_row(onehot, X, y, X_test, y_test):
+    """sklearn-crfsuite on the features of ``onehot``, the fitted one-hot tagger."""
+    crf = CRFSuiteTagger(onehot)
+    fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+    prediction, _, seconds = timed(lambda: crf.predict(X_test))
+    return ["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
+            f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
+            f"{fit_seconds:.1f}", f"{sum(map(len, X_test)) / max(seconds, 1e-9):,.0f}"]
+
+
 def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
     """One treebank's POS part: tune on dev, then every system over the seeds on test."""
-    X, y = tagged(name, "train", field)
-    X_dev, y_dev = tagged(name, "dev", field)
-    X_test, y_test = tagged(name, "test", field)
+    (X, y), (X_dev, y_dev), (X_test, y_test) = pos_data(name, field, quick)
     if quick:
-        X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
-        X_test, y_test = X_test[:100], y_test[:100]
         grid = {k: v[-2:] for k, v in grid.items()}
     n_tags = len({t for s in y for t in s})
     n_test_tokens = sum(map(len, X_test))
@@ -366,12 +391,15 @@ def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
                               y_test))
     if have_crfsuite and not main_d:
         log(f"{name} CRF")
-        crf = CRFSuiteTagger(results["structural SVM (one-hot)"]["model"])
-        fit_seconds = timed(lambda: crf.fit(X, y)).cpu
-        prediction, _, seconds = timed(lambda: crf.predict(X_test))
-        rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
-                     f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
-                     f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
+        rows.append(crf_row(results["structural SVM (one-hot)"]["model"], X, y, X_test, y_test))
+    return pos_summary(title, X, n_tags, n_test_tokens, grid, (main_name, main_d, init), exact_here,
+                       seeds, rows, results, at_distro_alpha, distro_params)
+
+
+def pos_summary(title, X, n_tags, n_test_tokens, grid, main, exact_here, seeds, rows, results,
+                at_distro_alpha, distro_params):
+    """The text of a treebank's POS part: its settings, its table and the gains."""
+    main_name, main_d, init = main
     base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
     gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
              if k.startswith("DISTRO")}
