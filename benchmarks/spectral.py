@@ -99,7 +99,6 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
 
     dev_tokens = sum(map(len, X_dev))
     true_dev = float(true_log_probs(X_dev, y_dev).sum() / dev_tokens)
-    lengths = np.array([len(s) for s in X_dev])
     figures = dict(n_states=n_states, vocabulary_size=vocabulary_size, n_train=len(X),
                    n_train_tokens=int(sum(map(len, X))), n_pairs=len(keep),
                    true_dev_log_likelihood=true_dev, seeds=list(seeds), max_iter=max_iter,
@@ -125,22 +124,35 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
             for key, value in agreement(est).items():
                 row[key].append(value)
             if estimator == "spectral" and seed == seeds[0]:
-                _, flags = est.score_samples(X_dev, y_dev, return_flags=True)
-                row["nonpositive_by_length"] = [
-                    [lo, hi, int(np.count_nonzero((lengths >= lo) & (lengths <= hi))),
-                     float(flags[(lengths >= lo) & (lengths <= hi)].mean())]
-                    for lo, hi in LENGTH_BINS if np.any((lengths >= lo) & (lengths <= hi))]
-                row["nonpositive_dev"] = float(flags.mean())
+                row["nonpositive_by_length"], row["nonpositive_dev"] = nonpositive_by_length(
+                    est, X_dev, y_dev)
             print(estimator, seed, row["agreement"][-1], row["correlation"][-1], flush=True)
-    # bar 2 is about the default scorer: its estimator with its n_init runs, every seed
-    figures["default"] = dict(agreement=[], correlation=[])
+    figures["default"] = default_scorer_agreement(n_states, max_iter, seeds, X, y, agreement)
+    return figures
+
+
+def nonpositive_by_length(est, X, y):
+    """``[lo, hi, trees, share]`` of the trees of each length bin whose estimate is not
+    positive, and the share over all the trees."""
+    lengths = np.array([len(s) for s in X])
+    _, flags = est.score_samples(X, y, return_flags=True)
+    by_length = [[lo, hi, int(np.count_nonzero((lengths >= lo) & (lengths <= hi))),
+                  float(flags[(lengths >= lo) & (lengths <= hi)].mean())]
+                 for lo, hi in LENGTH_BINS if np.any((lengths >= lo) & (lengths <= hi))]
+    return by_length, float(flags.mean())
+
+
+def default_scorer_agreement(n_states, max_iter, seeds, X, y, agreement):
+    """Bar 2 for the default scorer (its estimator with its n_init runs), every seed."""
+    from sklearn_structured.spectral import SpectralTreeScorer
+
+    figures = dict(agreement=[], correlation=[])
     for seed in seeds:
         default = SpectralTreeScorer(n_components=n_states, n_epochs=max_iter, random_state=seed).fit(X, y)
         for key, value in agreement(default).items():
-            figures["default"][key].append(value)
-        print("default", seed, figures["default"]["agreement"][-1], flush=True)
-    figures["default"].update(estimator=default.method, n_init=default.n_init,
-                              combine_runs=default.combine_runs)
+            figures[key].append(value)
+        print("default", seed, figures["agreement"][-1], flush=True)
+    figures.update(estimator=default.method, n_init=default.n_init, combine_runs=default.combine_runs)
     return figures
 
 
@@ -313,17 +325,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
             row["seconds"].append(time.process_time() - tic)
             print("selection", seed, estimator, row["uas"][-1], row["seconds"][-1], flush=True)
 
-    # the estimator that reranks the held-out training lists best on average is
-    # the one tested, unless its lead over the scorer's default is within one
-    # paired standard error over the seeds: a tie, which goes to the default
-    default = SpectralTreeScorer().method
-    means = {e: np.mean(v["uas"]) for e, v in figures["selection"].items() if e != "none"}
-    chosen = max(means, key=means.get, default=default)
-    if default in means and chosen != default and len(selection_seeds) > 1:
-        lead = np.subtract(figures["selection"][chosen]["uas"], figures["selection"][default]["uas"])
-        if lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead)):
-            chosen = default
-    figures["chosen"] = chosen
+    figures["chosen"] = chosen = chosen_estimator(figures["selection"], len(selection_seeds))
     figures["scorer_seeds"] = "drawn from the reranker's seed"
     # the reranker's seed sets the folds of the cross-fitted scorers, the
     # scorers' own seeds (EM starts, whose local optima rerank differently)
@@ -342,15 +344,35 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
             correct[name] += [np.count_nonzero((p == g) & m) for p, g, m in zip(pred, y_test, scored)]
             print(name, seed, figures[f"{name}_uas"][-1], flush=True)
         figures[f"{name}_seconds"] = (time.process_time() - tic) / len(seeds)
-    # paired bootstrap over test sentences of the seed-averaged gain
-    gain = (correct["spectral"] - correct["baseline"]) / len(seeds)
-    n_scored = np.array([m.sum() for m in scored])
-    rng = np.random.default_rng(0)
-    samples = rng.integers(len(X_test), size=(n_bootstrap, len(X_test)))
-    boot = gain[samples].sum(axis=1) / n_scored[samples].sum(axis=1)
-    figures["gain_ci"] = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+    figures["gain_ci"] = gain_interval(correct, scored, len(seeds), n_bootstrap)
     figures["n_bootstrap"] = n_bootstrap
     return figures
+
+
+def chosen_estimator(selection, n_seeds):
+    """The estimator that reranks the held-out training lists best on average, unless its
+    lead over the scorer's default is within one paired standard error over the seeds:
+    a tie, which goes to the default (``selection``: estimator -> its UAS per seed)."""
+    from sklearn_structured.spectral import SpectralTreeScorer
+
+    default = SpectralTreeScorer().method
+    means = {e: np.mean(v["uas"]) for e, v in selection.items() if e != "none"}
+    chosen = max(means, key=means.get, default=default)
+    if default in means and chosen != default and n_seeds > 1:
+        lead = np.subtract(selection[chosen]["uas"], selection[default]["uas"])
+        if lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead)):
+            chosen = default
+    return chosen
+
+
+def gain_interval(correct, scored, n_seeds, n_bootstrap):
+    """95% interval of the seed-averaged UAS gain, by a paired bootstrap over test sentences
+    (``correct``: words right per sentence, summed over seeds; ``scored``: words counted)."""
+    gain = (correct["spectral"] - correct["baseline"]) / n_seeds
+    n_scored = np.array([m.sum() for m in scored])
+    samples = np.random.default_rng(0).integers(len(gain), size=(n_bootstrap, len(gain)))
+    boot = gain[samples].sum(axis=1) / n_scored[samples].sum(axis=1)
+    return [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
 
 
 def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
@@ -393,6 +415,10 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
 
 class _ListsOnly:
     """Stands in for the fitted base parser: the rerankers get every list given."""
+
+    def fit(self, X, y):
+        """Nothing to learn: with ``cv="prefit"`` the reranker does not fit its parser."""
+        return self
 
     def predict_nbest(self, X, k):
         raise RuntimeError("the benchmark passes the n-best lists explicitly")
@@ -714,7 +740,8 @@ def private_directory(path):
     return path
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -748,7 +775,11 @@ def main(argv=None):
                         help="section of RESULTS.md written from the cached parts (another name "
                         "keeps the figures of an older cache in their own section)")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     cache_dir = private_directory(Path(args.cache_dir))
     scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field,
