@@ -389,7 +389,7 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         Parameters
         ----------
         X : list of sentences
-            Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
+            As for :meth:`predict`.
 
         Returns
         -------
@@ -419,7 +419,7 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         Parameters
         ----------
         X : list of sentences
-            Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
+            As for :meth:`predict`.
 
         Returns
         -------

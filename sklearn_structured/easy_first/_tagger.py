@@ -573,7 +573,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         Parameters
         ----------
         X : list of sentences
-            Each a sequence of tokens (str forms or dicts of CoNLL-U fields).
+            As for :meth:`predict`.
 
         Returns
         -------
