@@ -13,7 +13,6 @@ MEASURES = {
     "lowrank_threads": "benchmarks.lowrank.threads",
     "hill_climbing": "benchmarks.lowrank.hill_climbing",
     "labels": "benchmarks.labels.parsing",
-    "labels_joint": "benchmarks.labels.joint",
     "easy_first": "benchmarks.easy_first.parser",
     "taggers": "benchmarks.easy_first.taggers",
     "spectral": "benchmarks.spectral",

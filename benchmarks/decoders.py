@@ -146,6 +146,23 @@ def reference_marginals(scores):
     return marginals, log_z
 
 
+def kbest_splits(node, n):
+    """The split points of a chart node of an ``n``-word sentence (the goal: the root's child)."""
+    kind, s, t = node
+    if kind == "goal":
+        return range(1, n + 1)
+    return range(s + 1, t + 1) if kind == CR else range(s, t)
+
+
+def kbest_edge(scores, node, r):
+    """The two tail nodes and the arc weight of ``node`` split at ``r``."""
+    kind, s, t = node
+    if kind == "goal":
+        return (CL, 1, r), (CR, r, len(scores) - 1), scores[0, r]
+    weight = scores[s, t] if kind == IR else scores[t, s] if kind == IL else 0.0
+    return (*reference_tails(kind, s, t, r), weight)
+
+
 def reference_kbest(scores, k):
     """Huang & Chiang's Algorithm 3 as written in the paper: recursion, dicts, heapq."""
     n = len(scores) - 1
@@ -154,21 +171,6 @@ def reference_kbest(scores, k):
     derivations = {}  # node -> [(score, split, left rank, right rank)], best first
     candidates = {}
     seen = {}
-
-    def edges(node):
-        kind, s, t = node
-        if kind == "goal":
-            return [(r, (CL, 1, r), (CR, r, n), scores[0, r]) for r in range(1, n + 1)]
-        splits = range(s + 1, t + 1) if kind == CR else range(s, t)
-        weight = scores[s, t] if kind == IR else scores[t, s] if kind == IL else 0.0
-        return [(r, *reference_tails(kind, s, t, r), weight) for r in splits]
-
-    def edge(node, r):
-        kind, s, t = node
-        if kind == "goal":
-            return (CL, 1, r), (CR, r, n), scores[0, r]
-        weight = scores[s, t] if kind == IR else scores[t, s] if kind == IL else 0.0
-        return (*reference_tails(kind, s, t, r), weight)
 
     def rank_score(node, rank):
         return chart[node] if rank == 0 else derivations[node][rank][0]
@@ -179,14 +181,15 @@ def reference_kbest(scores, k):
             derivations[node] = [(0.0, -1, 0, 0)]
             return
         if node not in derivations:
-            heap = [(-(chart[t1] + chart[t2] + w), r, 0, 0) for r, t1, t2, w in edges(node)]
+            heap = [(-(chart[t1] + chart[t2] + w), r, 0, 0) for r in kbest_splits(node, n)
+                    for t1, t2, w in [kbest_edge(scores, node, r)]]
             heapq.heapify(heap)
             derivations[node], candidates[node], seen[node] = [], heap, {(r, 0, 0) for _, r, _, _ in heap}
         found = derivations[node]
         while len(found) < j:
             if found:
                 _, r, a, b = found[-1]
-                t1, t2, weight = edge(node, r)
+                t1, t2, weight = kbest_edge(scores, node, r)
                 for a2, b2 in ((a + 1, b), (a, b + 1)):
                     if a2 >= k or b2 >= k or (r, a2, b2) in seen[node]:
                         continue
@@ -218,7 +221,7 @@ def reference_kbest(scores, k):
                 heads[t - 1] = s
             elif kind == IL:
                 heads[s - 1] = t
-            t1, t2, _ = edge(node, split)
+            t1, t2, _ = kbest_edge(scores, node, split)
             todo += [(t1, a2), (t2, b2)]
         trees.append((heads, value))
     return trees

@@ -19,8 +19,9 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     Bar 4. Fit time of each estimator on all EWT training trees, with the
     rank kept, the non-positive share, EM iterations and dev log-likelihood.
 ``speed``
-    Scoring speed on the EWT test trees: the spectral kernel against the
-    exact inside algorithm (what the EM estimators score with).
+    Scoring speed on the EWT test trees, ``score_samples`` end to end: the
+    spectral operators against the exact inside algorithm (what the EM
+    estimators score with).
 ``rerank``
     Bar 1. LowRankTensorParser (first order, projective 50-best) on EWT. The
     scorer's estimator is chosen on held-out training lists (rerankers
@@ -44,9 +45,7 @@ section of benchmarks/RESULTS.md is rewritten from every part cached so far):
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python -m benchmarks spectral --parts synthetic ewt_fit speed rerank diagnose
 
-The synthetic, span and speed parts read internals with no public form (the
-moments, the EM iterations, the scoring kernel, one-word reattachments); the
-rest uses the public API.
+Every part uses the library's public API only.
 """
 
 import argparse
@@ -68,8 +67,7 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
     """Bars 2 and 3 on words drawn from a known model laid on EWT's own trees."""
     from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.kernels.latent_tree import exact_log_probs
-    from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._perturb import reattach_one_word
+    from sklearn_structured.spectral import SpectralTreeScorer, reattach_one_word
     from sklearn_structured.utils import pack_ragged
 
     _, y = load_treebank("en_ewt", "train")
@@ -101,7 +99,6 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
 
     dev_tokens = sum(map(len, X_dev))
     true_dev = float(true_log_probs(X_dev, y_dev).sum() / dev_tokens)
-    lengths = np.array([len(s) for s in X_dev])
     figures = dict(n_states=n_states, vocabulary_size=vocabulary_size, n_train=len(X),
                    n_train_tokens=int(sum(map(len, X))), n_pairs=len(keep),
                    true_dev_log_likelihood=true_dev, seeds=list(seeds), max_iter=max_iter,
@@ -127,23 +124,35 @@ def synthetic(n_states, vocabulary_size, seeds, max_iter):
             for key, value in agreement(est).items():
                 row[key].append(value)
             if estimator == "spectral" and seed == seeds[0]:
-                _, flags = est.score_samples(X_dev, y_dev, return_flags=True)
-                row["nonpositive_by_length"] = [
-                    [lo, hi, int(np.count_nonzero((lengths >= lo) & (lengths <= hi))),
-                     float(flags[(lengths >= lo) & (lengths <= hi)].mean())]
-                    for lo, hi in LENGTH_BINS if np.any((lengths >= lo) & (lengths <= hi))]
-                row["nonpositive_dev"] = float(flags.mean())
+                row["nonpositive_by_length"], row["nonpositive_dev"] = nonpositive_by_length(
+                    est, X_dev, y_dev)
             print(estimator, seed, row["agreement"][-1], row["correlation"][-1], flush=True)
-    # bar 2 is about the default scorer: its estimator with its n_init runs, every seed
-    figures["default"] = dict(agreement=[], correlation=[])
+    figures["default"] = default_scorer_agreement(n_states, max_iter, seeds, X, y, agreement)
+    return figures
+
+
+def nonpositive_by_length(est, X, y):
+    """``[lo, hi, trees, share]`` of the trees of each length bin whose estimate is not
+    positive, and the share over all the trees."""
+    lengths = np.array([len(s) for s in X])
+    _, flags = est.score_samples(X, y, return_flags=True)
+    by_length = [[lo, hi, int(np.count_nonzero((lengths >= lo) & (lengths <= hi))),
+                  float(flags[(lengths >= lo) & (lengths <= hi)].mean())]
+                 for lo, hi in LENGTH_BINS if np.any((lengths >= lo) & (lengths <= hi))]
+    return by_length, float(flags.mean())
+
+
+def default_scorer_agreement(n_states, max_iter, seeds, X, y, agreement):
+    """Bar 2 for the default scorer (its estimator with its n_init runs), every seed."""
+    from sklearn_structured.spectral import SpectralTreeScorer
+
+    figures = dict(agreement=[], correlation=[])
     for seed in seeds:
         default = SpectralTreeScorer(n_components=n_states, n_epochs=max_iter, random_state=seed).fit(X, y)
         for key, value in agreement(default).items():
-            figures["default"][key].append(value)
-        print("default", seed, figures["default"]["agreement"][-1], flush=True)
-    figures["default"].update(estimator=default.method, n_init=default.n_init,
-                              combine_runs=default.combine_runs)
-    figures["true_span"] = true_span_start(X, y, X_dev, y_dev, model, n_states, seeds[0], max_iter)
+            figures[key].append(value)
+        print("default", seed, figures["agreement"][-1], flush=True)
+    figures.update(estimator=default.method, n_init=default.n_init, combine_runs=default.combine_runs)
     return figures
 
 
@@ -157,99 +166,40 @@ def _true_emission_rows(est, model):
     return O
 
 
-def _matched_cosines(estimated, true):
-    """Cosine of each true emission column with the estimated one matched to it
-    (the best one-to-one matching)."""
-    from scipy.optimize import linear_sum_assignment
-
-    a = estimated / np.linalg.norm(estimated, axis=0)
-    b = true / np.linalg.norm(true, axis=0)
-    rows, cols = linear_sum_assignment(-(b.T @ a))
-    return (b.T @ a)[rows, cols]
-
-
-def true_span_start(X, y, X_dev, y_dev, model, n_states, seed, max_iter):
-    """Why the spectral start is weak at treebank size: the start and EM from it
-    with the embedding the data give (U from word-context counts) and with the
-    true span of O in its place, the moments counted on the same trees."""
-    from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._kernels import count_moments
-    from sklearn_structured.spectral._moments import operators_from_moments, spectral_em_start
-    from sklearn_structured.spectral._scorer import _EMIterations
-    from sklearn_structured.utils import pack_ragged
-
-    est = SpectralTreeScorer(n_components=n_states, method="spectral+em", n_init=1,
-                             n_epochs=max_iter, random_state=seed).fit(X, y)
-    ids, offsets = est._encode(X)
-    heads = pack_ragged(y)[0]
-    val_ids, val_offsets = est._encode(X_dev)
-    validation = (val_ids, pack_ragged(y_dev)[0], val_offsets)
-    O = _true_emission_rows(est, model)
-    rows = []
-    for name, U in (("estimated (svd)", est.embedding_), ("true span of O", np.linalg.qr(O)[0])):
-        root_sum, pairs, triples, head_second, view_second = count_moments(ids, heads, offsets, U)
-        operators, _ = operators_from_moments(pairs, triples, head_second, view_second, est.rcond)
-        start = spectral_em_start(U, root_sum / np.count_nonzero(heads == 0), operators,
-                                  np.random.default_rng(seed))
-        emissions = start[2]
-        run = _EMIterations(est, (ids, heads, offsets), start)
-        run.history = []
-        run.run(max_iter, name="true_span", verbose=0, validation=validation)
-        cosines = _matched_cosines(emissions, O)
-        rows.append(dict(embedding=name, missed=float(np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O)),
-                         cosine_mean=float(cosines.mean()), cosine_min=float(cosines.min()),
-                         first=run.history[0]["validation_score"],
-                         final=run.history[-1]["validation_score"], n_iter=run.n_iter))
-        print("true_span", rows[-1], flush=True)
-    return dict(seed=seed, rows=rows)
-
-
 def speed(n_components, repeats):
+    """Scoring speed on the EWT test trees, end to end: a spectral scorer against one fitted
+    by EM, which scores with the exact inside algorithm over the same number of states."""
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.kernels.latent_tree import exact_log_probs
-    from sklearn_structured.spectral._kernels import spectral_log_probs
 
     X, y = load_treebank("en_ewt", "train")
     X_test, y_test = load_treebank("en_ewt", "test")
-    est = SpectralTreeScorer(n_components=n_components, method="spectral",
-                             random_state=0).fit(X, y)
-    ids, heads, offsets = est._pairs(X_test, y_test)
-    k = n_components
-    rng = np.random.default_rng(0)
-    start = rng.dirichlet(np.ones(k))
-    transitions = rng.dirichlet(np.ones(k), size=(2, k)).transpose(0, 2, 1).copy()
-    emissions = rng.dirichlet(np.ones(len(est.vocabulary_)), size=k).T.copy()
+    spectral = SpectralTreeScorer(n_components=n_components, method="spectral",
+                                  random_state=0).fit(X, y)
+    # the time of scoring does not depend on how well EM converged: one iteration will do
+    exact = SpectralTreeScorer(n_components=n_components, method="em", n_init=1, n_epochs=1,
+                               random_state=0).fit(X, y)
 
-    def cpu_seconds(fn):
-        fn()  # compile before timing
-        return timed(fn, repeats).cpu
+    def cpu_seconds(scorer):
+        scorer.score_samples(X_test[:1], y_test[:1])  # compile before timing
+        return timed(lambda: scorer.score_samples(X_test, y_test), repeats).cpu
 
-    kernel = cpu_seconds(lambda: spectral_log_probs(ids, heads, offsets, est.embedding_,
-                                                    est.root_vector_, est.operators_))
-    exact = cpu_seconds(lambda: exact_log_probs(ids, heads, offsets, start, transitions, emissions))
-    end_to_end = cpu_seconds(lambda: est.score_samples(X_test, y_test))
     return dict(
-        clock="cpu", timing="median of the repeats", n_train_trees=len(X), n_components=k, n_test_trees=len(X_test),
-        kernel_trees_per_second=len(X_test) / kernel,
-        score_samples_trees_per_second=len(X_test) / end_to_end,
-        exact_trees_per_second=len(X_test) / exact,
+        clock="cpu", timing="median of the repeats", n_train_trees=len(X), n_components=n_components,
+        n_test_trees=len(X_test), score_samples_trees_per_second=len(X_test) / cpu_seconds(spectral),
+        exact_score_samples_trees_per_second=len(X_test) / cpu_seconds(exact),
     )
 
 
 def span(n_states, vocabulary_size, sizes):
     """Share of the emission matrix's norm outside span(U) for each embedding,
     on the synthetic model of ``synthetic`` laid on the first N EWT training trees."""
-    from sklearn.utils.extmath import randomized_svd
-
     from sklearn_structured.datasets import make_latent_tree_corpus
     from sklearn_structured.spectral import SpectralTreeScorer
-    from sklearn_structured.spectral._moments import cooccurrences
-    from sklearn_structured.utils import pack_ragged
 
     _, y = load_treebank("en_ewt", "train")
     X, _, _, model = make_latent_tree_corpus(len(y), n_states, vocabulary_size, trees=list(y),
                                              random_state=0, return_model=True)
-    rows, spectra = [], []
+    rows = []
     for n in sizes:
         for embedding in ("svd", "cca"):
             est = SpectralTreeScorer(n_components=n_states, method="spectral", embedding=embedding,
@@ -260,18 +210,7 @@ def span(n_states, vocabulary_size, sizes):
             rows.append(dict(n=n, embedding=embedding,
                              missed=float(np.linalg.norm(O - U @ (U.T @ O)) / np.linalg.norm(O))))
             print(rows[-1], flush=True)
-        # the count matrix "svd" factors, against the same tokens shuffled over
-        # the corpus (same frequencies, no dependence between words): singular
-        # values above the shuffled ones' second are directions the counts resolve
-        ids, offsets = est._encode(X[:n])
-        heads = pack_ragged(y[:n])[0]
-        shuffled = np.random.default_rng(0).permutation(ids)
-        real, null = (randomized_svd(cooccurrences(words, heads, offsets, len(est.vocabulary_)),
-                                     n_states + 2, random_state=0)[1] for words in (ids, shuffled))
-        spectra.append(dict(n=n, real=real.tolist(), shuffled=null.tolist(),
-                            above=int(np.count_nonzero(real > null[1]))))
-        print(spectra[-1], flush=True)
-    return dict(n_states=n_states, vocabulary_size=vocabulary_size, rows=rows, spectra=spectra)
+    return dict(n_states=n_states, vocabulary_size=vocabulary_size, rows=rows)
 
 
 def ewt_fit(n_components, seeds):
@@ -386,17 +325,7 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
             row["seconds"].append(time.process_time() - tic)
             print("selection", seed, estimator, row["uas"][-1], row["seconds"][-1], flush=True)
 
-    # the estimator that reranks the held-out training lists best on average is
-    # the one tested, unless its lead over the scorer's default is within one
-    # paired standard error over the seeds: a tie, which goes to the default
-    default = SpectralTreeScorer().method
-    means = {e: np.mean(v["uas"]) for e, v in figures["selection"].items() if e != "none"}
-    chosen = max(means, key=means.get, default=default)
-    if default in means and chosen != default and len(selection_seeds) > 1:
-        lead = np.subtract(figures["selection"][chosen]["uas"], figures["selection"][default]["uas"])
-        if lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead)):
-            chosen = default
-    figures["chosen"] = chosen
+    figures["chosen"] = chosen = chosen_estimator(figures["selection"], len(selection_seeds))
     figures["scorer_seeds"] = "drawn from the reranker's seed"
     # the reranker's seed sets the folds of the cross-fitted scorers, the
     # scorers' own seeds (EM starts, whose local optima rerank differently)
@@ -415,15 +344,35 @@ def rerank(parser_epochs, parser_gamma, n_best, scorer_params, perceptron_epochs
             correct[name] += [np.count_nonzero((p == g) & m) for p, g, m in zip(pred, y_test, scored)]
             print(name, seed, figures[f"{name}_uas"][-1], flush=True)
         figures[f"{name}_seconds"] = (time.process_time() - tic) / len(seeds)
-    # paired bootstrap over test sentences of the seed-averaged gain
-    gain = (correct["spectral"] - correct["baseline"]) / len(seeds)
-    n_scored = np.array([m.sum() for m in scored])
-    rng = np.random.default_rng(0)
-    samples = rng.integers(len(X_test), size=(n_bootstrap, len(X_test)))
-    boot = gain[samples].sum(axis=1) / n_scored[samples].sum(axis=1)
-    figures["gain_ci"] = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+    figures["gain_ci"] = gain_interval(correct, scored, len(seeds), n_bootstrap)
     figures["n_bootstrap"] = n_bootstrap
     return figures
+
+
+def chosen_estimator(selection, n_seeds):
+    """The estimator that reranks the held-out training lists best on average, unless its
+    lead over the scorer's default is within one paired standard error over the seeds:
+    a tie, which goes to the default (``selection``: estimator -> its UAS per seed)."""
+    from sklearn_structured.spectral import SpectralTreeScorer
+
+    default = SpectralTreeScorer().method
+    means = {e: np.mean(v["uas"]) for e, v in selection.items() if e != "none"}
+    chosen = max(means, key=means.get, default=default)
+    if default in means and chosen != default and n_seeds > 1:
+        lead = np.subtract(selection[chosen]["uas"], selection[default]["uas"])
+        if lead.mean() <= lead.std(ddof=1) / np.sqrt(len(lead)):
+            chosen = default
+    return chosen
+
+
+def gain_interval(correct, scored, n_seeds, n_bootstrap):
+    """95% interval of the seed-averaged UAS gain, by a paired bootstrap over test sentences
+    (``correct``: words right per sentence, summed over seeds; ``scored``: words counted)."""
+    gain = (correct["spectral"] - correct["baseline"]) / n_seeds
+    n_scored = np.array([m.sum() for m in scored])
+    samples = np.random.default_rng(0).integers(len(gain), size=(n_bootstrap, len(gain)))
+    boot = gain[samples].sum(axis=1) / n_scored[samples].sum(axis=1)
+    return [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
 
 
 def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
@@ -466,6 +415,10 @@ def diagnose(parser_epochs, parser_gamma, n_best, scorer_params, lists_path):
 
 class _ListsOnly:
     """Stands in for the fitted base parser: the rerankers get every list given."""
+
+    def fit(self, X, y):
+        """Nothing to learn: with ``cv="prefit"`` the reranker does not fit its parser."""
+        return self
 
     def predict_nbest(self, X, k):
         raise RuntimeError("the benchmark passes the n-best lists explicitly")
@@ -542,20 +495,6 @@ def synthetic_parts(c):
                           "spectral+em iterations to target", "spectral+em s to target",
                           "spectral+em final", "spectral+em iterations", "spectral+em s"],
                          target_rows))
-    if "true_span" in c:
-        t = c["true_span"]
-        parts.append(
-            "### The spectral start with the embedding the counts give and with the true span\n\n"
-            f"Same data, seed {t['seed']}: the emissions read off the operators (the "
-            "`spectral+em` start) with U from the word-context counts, and with U an orthonormal "
-            "basis of the true O in its place (moments counted on the same trees); the cosine "
-            "of each true emission column with its matched estimate, and EM from each start "
-            "(held-out log-likelihood per token after the first and the last iteration).\n\n"
-            + markdown_table(["U", "norm of O outside span(U)", "cosine of the emissions (mean, min)",
-                              "after iteration 1", "final", "iterations"],
-                             [[r["embedding"], f"{100 * r['missed']:.0f}%",
-                               f"{r['cosine_mean']:.2f}, {r['cosine_min']:.2f}", f"{r['first']:.4f}",
-                               f"{r['final']:.4f}", r["n_iter"]] for r in t["rows"]]))
     return parts
 
 
@@ -569,16 +508,7 @@ def span_parts(c):
         "`min_count=2`) outside span(U), which is 0 in the population:\n\n"
         + markdown_table(["trees", "embedding", "norm of O outside span(U)"],
                          [[f"{r['n']:,}", r["embedding"], f"{100 * r['missed']:.0f}%"]
-                          for r in c["rows"]])
-        + ("" if "spectra" not in c else
-           "\n\nLargest singular values of the word-context count matrix the \"svd\" embedding "
-           "factors, and of the same matrix with the word tokens shuffled over the corpus (the "
-           "same frequencies, no dependence between words); the population matrix has rank "
-           f"k = {c['n_states']}:\n\n"
-           + markdown_table(["trees", "counts", "shuffled tokens", "values above the shuffled second"],
-                            [[f"{r['n']:,}", ", ".join(f"{v:.1f}" for v in r["real"]),
-                              ", ".join(f"{v:.1f}" for v in r["shuffled"]), r["above"]]
-                             for r in c["spectra"]])))
+                          for r in c["rows"]]))
     return parts
 
 
@@ -603,16 +533,13 @@ def ewt_fit_parts(e):
 
 def speed_parts(s):
     """The speed of scoring."""
-    parts = []
-    parts.append(
-        # runs stored before the shared timing helper took the best of the repeats
-        f"### Speed of scoring ({_clock(s)}, {s.get('timing', 'best of the repeats')})\n\n"
-        f"- scoring the {s['n_test_trees']:,} EWT test trees with the spectral operators: kernel "
-        f"{s['kernel_trees_per_second']:,.0f} trees/s, `score_samples` end to end "
-        f"(encoding included) {s['score_samples_trees_per_second']:,.0f} trees/s\n"
-        f"- the exact inside algorithm over k = {s['n_components']} states (what the EM "
-        f"estimators score with), same run: {s['exact_trees_per_second']:,.0f} trees/s")
-    return parts
+    return [
+        f"### Speed of scoring ({_clock(s)}, {s['timing']})\n\n"
+        f"`score_samples` end to end (encoding included) on the {s['n_test_trees']:,} EWT test "
+        f"trees, k = {s['n_components']} states: {s['score_samples_trees_per_second']:,.0f} trees/s "
+        "with the spectral operators, against "
+        f"{s['exact_score_samples_trees_per_second']:,.0f} trees/s with the exact inside "
+        "algorithm (a scorer fitted by EM), same run"]
 
 
 def diagnose_parts(d):
@@ -740,7 +667,6 @@ def diagnosis(cache):
         max(r["validation_curve"]) >= next(q["validation_curve"][-1] for q in curves
                                            if q["estimator"] == "em" and q["seed"] == r["seed"])
         for r in curves if r["estimator"] == "spectral+em")
-    spectra = cache.get("span", {}).get("spectra")
     text = (
         "### Why the spectral estimate does not help alone, and what it is good for\n\n"
         f"- Even when the data come from the model, the method-of-moments estimate at EWT size "
@@ -759,12 +685,6 @@ def diagnosis(cache):
            + ", ".join(f"{100 * r['missed']:.0f}% ({r['embedding']})" for r in cache["span"]["rows"]
                        if r["n"] == max(q["n"] for q in cache["span"]["rows"]))
            + " of the norm of O outside span(U)")
-        + ("" if not spectra else
-           f", because the word-context counts barely resolve the states: of their singular "
-           f"values, only {spectra[-1]['above']} stand above the second of the same tokens "
-           f"shuffled (k = {cache['span']['n_states']} would need {cache['span']['n_states']}); "
-           f"this is sampling noise ({c['vocabulary_size']:,} words, about "
-           f"{c['n_train_tokens'] / c['vocabulary_size']:.0f} tokens each), not a fault of a step")
         + ".\n"
         f"- On real EWT trees the share of non-positive estimates is "
         f"{100 * first['spectral']['nonpositive_train']:.0f}% of the training trees and "
@@ -777,15 +697,6 @@ def diagnosis(cache):
         f"{c['true_dev_log_likelihood']:.3f}); it reaches the random start's final value in "
         f"{reached} of {len(c['seeds'])} seeds."
     )
-    if "true_span" in c:
-        rows = {r["embedding"]: r for r in c["true_span"]["rows"]}
-        got, ideal = rows["estimated (svd)"], rows["true span of O"]
-        text += (
-            " With the true span of O in place of U (moments from the same trees) the emissions "
-            f"read off the operators match the true ones with a mean cosine of {ideal['cosine_mean']:.2f} "
-            f"(against {got['cosine_mean']:.2f}) and EM is at {ideal['first']:.3f} after one "
-            f"iteration and ends at {ideal['final']:.3f} (against {got['final']:.3f}): the step from "
-            "operators to probabilities is sound, the embedding is what limits the start.")
     return text + "".join(rerank_reading(cache[key]) for key in sorted(cache)
                           if key.startswith("rerank_gamma0.3"))
 
@@ -829,7 +740,8 @@ def private_directory(path):
     return path
 
 
-def main(argv=None):
+def arguments(argv):
+    """The command line of this measure."""
     from sklearn_structured.spectral import SpectralTreeScorer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -863,7 +775,11 @@ def main(argv=None):
                         help="section of RESULTS.md written from the cached parts (another name "
                         "keeps the figures of an older cache in their own section)")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
     data_home()
     cache_dir = private_directory(Path(args.cache_dir))
     scorer_params = dict(n_components=args.spectral_components, token_field=args.spectral_token_field,

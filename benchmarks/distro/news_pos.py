@@ -25,6 +25,7 @@ Run from the repository root with ``SKLEARN_STRUCTURED_DATA`` set:
 """
 
 import argparse
+import copy
 import importlib.util
 import itertools
 import os
@@ -32,7 +33,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
@@ -41,11 +41,6 @@ from sklearn.svm import LinearSVC
 
 from sklearn_structured.datasets import load_20newsgroups
 from sklearn_structured.distro import DistroSequenceSVM, DistroSVM
-# internals with no public form: the estimators' own objective and training problems,
-# to score the exact baseline's weights, and their featurisers
-from sklearn_structured.distro._alternating import objective
-from sklearn_structured.distro._multiclass import _MulticlassProblem
-from sklearn_structured.distro._sequence import _SequenceProblem
 from sklearn_structured.metrics import token_accuracy
 
 from benchmarks.base import (SETTINGS, data_home, load_treebank, markdown_table, mean_sd, read_section,
@@ -112,21 +107,29 @@ HEADER = ["system", "label dim d", "chosen on held-out data", "test accuracy % (
           "prediction items/s"]
 
 
-def exact_svm(problem, X, y_ids, X_test, alpha, n_examples):
-    """LinearSVC crammer_singer at C = 1/(alpha N); its objective under ``problem`` and test predictions."""
-    svc = LinearSVC(multi_class="crammer_singer", C=1.0 / (alpha * n_examples), max_iter=5000)
+def exact_svm(onehot, X, y, features, y_ids, test_features, n_examples):
+    """LinearSVC crammer_singer at C = 1/(alpha N) on ``features`` (the rows of ``X``), with
+    ``alpha`` that of ``onehot``, a fitted one-hot model of ``(X, y)``: the SVC, its weights'
+    objective as ``onehot`` measures its own, and its test predictions."""
+    svc = LinearSVC(multi_class="crammer_singer", C=1.0 / (onehot.alpha * n_examples), max_iter=5000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        fit_seconds = timed(lambda: svc.fit(X, y_ids)).cpu
+        fit_seconds = timed(lambda: svc.fit(features, y_ids)).cpu
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    M = svc.coef_.shape[0]
-    V = np.vstack([svc.coef_.T, svc.intercept_])
-    T = np.zeros((M, M) if problem.has_transitions else (0, 0))
-    value = objective(problem, np.eye(M), V, T, alpha, 0.0)
-    prediction, _, seconds = timed(lambda: svc.predict(X_test))
+    value = holding_weights_of(onehot, svc).objective(X, y)
+    prediction, _, seconds = timed(lambda: svc.predict(test_features))
     log(f"  LinearSVC C={svc.C:g}: objective {value:.4f}, fit {fit_seconds:.1f} CPU s, "
         f"converged {converged}")
     return svc, prediction, value, fit_seconds, seconds, converged
+
+
+def holding_weights_of(onehot, svc):
+    """A copy of the fitted one-hot model ``onehot`` with the SVC's weights and no transitions."""
+    model = copy.deepcopy(onehot)
+    model.coef_, model.intercept_ = svc.coef_, svc.intercept_
+    if hasattr(model, "transition_matrix_"):
+        model.transition_matrix_ = np.zeros_like(model.transition_matrix_)
+    return model
 
 
 def exact_row(svc, alpha, n_examples, accuracy, value, fit_seconds, speed, converged):
@@ -150,13 +153,14 @@ def equal_alpha_runs(name, onehot_params, distro_params, make_onehot, seeds, eva
 # ---------------------------------------------------------------------------
 
 
-def newsgroups(quick, seeds, features):
+def newsgroups_data(quick, features):
+    """20 Newsgroups as ``features`` of the training vocabulary: the training matrix and
+    labels, the test matrix and labels, and the alpha grid that suits the features."""
     texts, labels = load_20newsgroups("train")
     test_texts, test_labels = load_20newsgroups("test")
     if quick:
         texts, labels = texts[::8], labels[::8]
         test_texts, test_labels = test_texts[::8], test_labels[::8]
-    labels, test_labels = np.asarray(labels), np.asarray(test_labels)
     if features == "tfidf":
         vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2)
         alphas = [1e-5, 3e-5, 1e-4]
@@ -165,7 +169,21 @@ def newsgroups(quick, seeds, features):
         vectorizer = CountVectorizer(binary=True, min_df=2)
         alphas = [3e-3, 1e-2, 3e-2]
     X = vectorizer.fit_transform(texts)
-    X_test = vectorizer.transform(test_texts)
+    return X, np.asarray(labels), vectorizer.transform(test_texts), np.asarray(test_labels), alphas
+
+
+def newsgroups_exact_row(onehot, X, labels, X_test, test_labels):
+    """The exact Crammer-Singer SVM at the alpha of ``onehot``, the fitted baseline."""
+    log("20news: exact Crammer-Singer SVM at the baseline's alpha")
+    classes, y_ids = np.unique(labels, return_inverse=True)
+    svc, prediction, value, fit_seconds, seconds, converged = exact_svm(
+        onehot, X, labels, X, y_ids, X_test, X.shape[0])
+    return exact_row(svc, onehot.alpha, X.shape[0], np.mean(classes[prediction] == test_labels),
+                     value, fit_seconds, X_test.shape[0] / max(seconds, 1e-9), converged)
+
+
+def newsgroups(quick, seeds, features):
+    X, labels, X_test, test_labels, alphas = newsgroups_data(quick, features)
     X_fit, X_held, y_fit, y_held = train_test_split(
         X, labels, test_size=0.2, random_state=0, stratify=labels)
     score = lambda m, X_, y_: m.score(X_, y_)  # noqa: E731
@@ -201,16 +219,8 @@ def newsgroups(quick, seeds, features):
     at_distro_alpha = equal_alpha_runs("20news", onehot_params, distro_params, make_onehot, seeds,
                                        evaluate, rows, "20")
 
-    log("20news: exact Crammer-Singer SVM at the baseline's alpha")
-    classes, y_ids = np.unique(labels, return_inverse=True)
-    X64 = sp.csr_matrix(X, dtype=np.float64)
-    X64.sort_indices()
-    svc, prediction, value, fit_seconds, seconds, converged = exact_svm(
-        _MulticlassProblem(X64, y_ids.astype(np.int64)), X64, y_ids, X_test, onehot_params["alpha"],
-        X.shape[0])
-    rows.append(exact_row(svc, onehot_params["alpha"], X.shape[0],
-                          np.mean(classes[prediction] == test_labels), value, fit_seconds,
-                          X_test.shape[0] / max(seconds, 1e-9), converged))
+    rows.append(newsgroups_exact_row(results["structural SVM (one-hot)"]["model"], X, labels,
+                                     X_test, test_labels))
 
     base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
     gap = 100 * (np.mean(results["DISTRO full rank"]["accuracy"]) - base)
@@ -247,41 +257,40 @@ def tagged(name, split, field):
 
 
 class CRFSuiteTagger:
-    """sklearn-crfsuite on the same emission features (an outside reference)."""
+    """sklearn-crfsuite on the emission features of a fitted DistroSequenceSVM (an outside reference)."""
 
-    def __init__(self):
+    def __init__(self, featurizer):
         import sklearn_crfsuite
 
         self.crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.1, c2=0.01, max_iterations=100)
-        self.featurizer = DistroSequenceSVM()
+        self.featurizer = featurizer
 
-    def _features(self, X):
-        """DistroSequenceSVM's emission features of every token, as strings."""
-        indptr, keys, offsets = self.featurizer._feature_keys(X)
-        tokens = [[str(k) for k in keys[lo:hi]] for lo, hi in zip(indptr[:-1], indptr[1:])]
-        return [tokens[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
+    def features(self, X):
+        """The featurizer's features of every token, as strings."""
+        rows = self.featurizer.token_features(X)
+        tokens = [[str(j) for j in rows.indices[lo:hi]] for lo, hi in zip(rows.indptr[:-1], rows.indptr[1:])]
+        ends = np.cumsum([len(sentence) for sentence in X])
+        return [tokens[end - len(sentence):end] for sentence, end in zip(X, ends)]
 
     def fit(self, X, y):
-        self.featurizer.vocabularies_ = self.featurizer._fit_vocabularies(X)
-        self.crf.fit(self._features(X), y)
+        self.crf.fit(self.features(X), y)
         return self
 
     def predict(self, X):
-        return self.crf.predict(self._features(X))
+        return self.crf.predict(self.features(X))
 
 
-def token_svm(name, encoder, X, y, X_test, y_test, alpha):
-    """The exact token-level Crammer-Singer SVM on ``encoder``'s features (a fitted one-hot tagger)."""
+def token_svm(name, onehot, X, y, X_test, y_test):
+    """The exact token-level Crammer-Singer SVM on the features of ``onehot``, a fitted
+    one-hot tagger, at its alpha."""
     log(f"{name}: exact token-level Crammer-Singer SVM")
-    tokens, offsets = encoder._encode(X)
-    index = {tag: i for i, tag in enumerate(encoder.classes_.tolist())}
+    index = {tag: i for i, tag in enumerate(onehot.classes_.tolist())}
     y_ids = np.fromiter((index[t] for s in y for t in s), np.int64)
-    test_tokens, _ = encoder._encode(X_test)
     svc, prediction, value, fit_seconds, seconds, converged = exact_svm(
-        _SequenceProblem(tokens, offsets, y_ids), tokens, y_ids, test_tokens, alpha, len(X))
+        onehot, X, y, onehot.token_features(X), y_ids, onehot.token_features(X_test), len(X))
     gold = [t for s in y_test for t in s]
-    accuracy = np.mean(encoder.classes_[prediction] == np.asarray(gold, dtype=encoder.classes_.dtype))
-    return exact_row(svc, alpha, len(X), accuracy, value, fit_seconds,
+    accuracy = np.mean(onehot.classes_[prediction] == np.asarray(gold, dtype=onehot.classes_.dtype))
+    return exact_row(svc, onehot.alpha, len(X), accuracy, value, fit_seconds,
                      len(gold) / max(seconds, 1e-9), converged)
 
 
@@ -314,14 +323,29 @@ def pos(quick, exact, done, skip=()):
         done("sklearn-crfsuite is not installed; its reference row is missing.\n")
 
 
+def pos_data(name, field, quick):
+    """The train, dev and test splits of a treebank as forms and ``field`` tags (slices of
+    them when ``quick``)."""
+    splits = [tagged(name, split, field) for split in ("train", "dev", "test")]
+    if quick:
+        splits = [(X[:size], y[:size]) for (X, y), size in zip(splits, (300, 100, 100))]
+    return splits
+
+
+def crf_row(onehot, X, y, X_test, y_test):
+    """sklearn-crfsuite on the features of ``onehot``, the fitted one-hot tagger."""
+    crf = CRFSuiteTagger(onehot)
+    fit_seconds = timed(lambda: crf.fit(X, y)).cpu
+    prediction, _, seconds = timed(lambda: crf.predict(X_test))
+    return ["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
+            f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
+            f"{fit_seconds:.1f}", f"{sum(map(len, X_test)) / max(seconds, 1e-9):,.0f}"]
+
+
 def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
     """One treebank's POS part: tune on dev, then every system over the seeds on test."""
-    X, y = tagged(name, "train", field)
-    X_dev, y_dev = tagged(name, "dev", field)
-    X_test, y_test = tagged(name, "test", field)
+    (X, y), (X_dev, y_dev), (X_test, y_test) = pos_data(name, field, quick)
     if quick:
-        X, y, X_dev, y_dev = X[:300], y[:300], X_dev[:100], y_dev[:100]
-        X_test, y_test = X_test[:100], y_test[:100]
         grid = {k: v[-2:] for k, v in grid.items()}
     n_tags = len({t for s in y for t in s})
     n_test_tokens = sum(map(len, X_test))
@@ -364,15 +388,18 @@ def pos_part(name, field, title, seeds, grid, quick, exact, have_crfsuite):
     exact_here = exact and (quick or not main_d)
     if exact_here:
         rows.append(token_svm(name, results["structural SVM (one-hot)"]["model"], X, y, X_test,
-                              y_test, onehot_params["alpha"]))
+                              y_test))
     if have_crfsuite and not main_d:
         log(f"{name} CRF")
-        crf = CRFSuiteTagger()
-        fit_seconds = timed(lambda: crf.fit(X, y)).cpu
-        prediction, _, seconds = timed(lambda: crf.predict(X_test))
-        rows.append(["sklearn-crfsuite CRF (lbfgs, c1=0.1, c2=0.01, 100 iterations)", "-", "not tuned",
-                     f"{100 * token_accuracy(y_test, prediction):.2f}", "-", "-", 1,
-                     f"{fit_seconds:.1f}", f"{n_test_tokens / max(seconds, 1e-9):,.0f}"])
+        rows.append(crf_row(results["structural SVM (one-hot)"]["model"], X, y, X_test, y_test))
+    return pos_summary(title, X, n_tags, n_test_tokens, grid, (main_name, main_d, init), exact_here,
+                       seeds, rows, results, at_distro_alpha, distro_params)
+
+
+def pos_summary(title, X, n_tags, n_test_tokens, grid, main, exact_here, seeds, rows, results,
+                at_distro_alpha, distro_params):
+    """The text of a treebank's POS part: its settings, its table and the gains."""
+    main_name, main_d, init = main
     base = np.mean(results["structural SVM (one-hot)"]["accuracy"])
     gains = {k: 100 * (np.mean(v["accuracy"]) - base) for k, v in results.items()
              if k.startswith("DISTRO")}

@@ -25,9 +25,6 @@ import os
 from pathlib import Path
 
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
-# internals with no public form: the tagger's static features, for the CRF baseline
-from sklearn_structured.easy_first._tagger_features import (fit_tagger_vocabularies,
-                                                            static_feature_keys)
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
 from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
@@ -74,19 +71,16 @@ def _tags(X, field):
     return [[token[field] for token in sentence] for sentence in X]
 
 
-def crfsuite_figures(X, Xt, field, repeats):
-    """sklearn-crfsuite (first-order CRF, L-BFGS) on the tagger's static features."""
+def crfsuite_figures(tagger, X, Xt, field, repeats):
+    """sklearn-crfsuite (first-order CRF, L-BFGS) on the static features of ``tagger``."""
     try:
         import sklearn_crfsuite
     except ImportError:
         return None
 
-    vocabularies = fit_tagger_vocabularies(X)
-
     def features(X):
-        keys, offsets = static_feature_keys(X, vocabularies)
-        return [[{str(k): 1.0 for k in token if k >= 0} for token in keys[lo:hi]]
-                for lo, hi in zip(offsets[:-1], offsets[1:])]
+        return [[{str(k): 1.0 for k in token if k >= 0} for token in sentence]
+                for sentence in tagger.static_features(X)]
 
     crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=100)
     train_seconds = timed(lambda: crf.fit(features(X), _tags(X, field))).wall
@@ -99,7 +93,7 @@ def part_tagger(args):
     X, _ = load_treebank("en_ewt", "train")
     Xt, _ = load_treebank("en_ewt", "test")
     gold = _tags(Xt, "xpos")
-    rows = []
+    rows, taggers = [], []
     for beam in args.tagger_beams:
         tagger, train_seconds, _ = timed(lambda: EasyFirstBeamTagger(
             beam_size=beam, n_epochs=args.tagger_epochs, target="xpos", merge_states=args.merge,
@@ -108,8 +102,10 @@ def part_tagger(args):
         rows.append({"beam": beam, "accuracy": token_accuracy(gold, tags),
                      "sent_per_s": len(Xt) / seconds, "load": load, "train_s": train_seconds,
                      "invalid_updates": tagger.n_invalid_updates_})
+        taggers.append(tagger)
         print(rows[-1], flush=True)
-    crf = None if args.skip_crfsuite else crfsuite_figures(X, Xt, "xpos", args.repeats)
+    # the features do not depend on the beam: those of the first tagger serve
+    crf = None if args.skip_crfsuite else crfsuite_figures(taggers[0], X, Xt, "xpos", args.repeats)
     return {"rows": rows, "crfsuite": crf, "epochs": args.tagger_epochs}
 
 

@@ -21,9 +21,6 @@ import numpy as np
 from sklearn_structured import LowRankTensorParser
 from sklearn_structured.kernels import chu_liu_edmonds_argmax
 from sklearn_structured.kernels.hill_climbing import ClimbSettings, hill_climbing_decode
-# internals with no public form: the parser's encoded sentences and its high-order part scorer
-from sklearn_structured.lowrank._estimator import _token_arrays
-from sklearn_structured.lowrank._high_order import part_scorer
 
 from benchmarks.base import data_home, load_treebank, markdown_table, timed, write_section
 
@@ -42,12 +39,9 @@ def main(argv=None):
     X_dev, y_dev = load_treebank("en_ewt", "dev")
     X_dev, y_dev = X_dev[:args.sentences], y_dev[:args.sentences]
     parser = LowRankTensorParser(n_epochs=2, random_state=0).fit(X[:2000], y[:2000])
-    _, data = parser._predict_data(X_dev)
-    tokens = _token_arrays(data)
-    arcs = [parser._sentence_scores(data, s) for s in range(len(X_dev))]
+    arcs = [parser.arc_scores(sentence) for sentence in X_dev]
     theta = np.random.default_rng(0).normal(scale=args.sigma, size=parser.n_features)
-    scorers = [part_scorer(data["sent_off"][s], len(X_dev[s]), tokens, theta, parser.n_features,
-                           parser.gamma) for s in range(len(X_dev))]
+    scorers = [parser.third_order_scorer(sentence, theta) for sentence in X_dev]
     gold = np.concatenate(y_dev)
     tokens_total = len(gold)
 

@@ -36,10 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_structured.datasets import load_ptb_lm
-# internals with no public form: the two batchings an epoch is timed with
 import sklearn_structured.rank_space as after
-from sklearn_structured.rank_space._base import length_batches, token_batches
+from sklearn_structured.datasets import load_ptb_lm
 
 from benchmarks.base import REPOSITORY, data_home, markdown_table, write_section
 
@@ -95,18 +93,17 @@ def main(argv=None):
     full = load_ptb_lm("train")
     sentences = [s for length in args.lengths
                  for s in [t for t in full if len(t) == length][: args.per_length]]
-    if args.model == "pcfg":
-        full = [s for s in full if 2 <= len(s) <= 40]
     extra = int(args.model == "hmm")  # the HMM's <eos>
     n_tokens = sum(len(s) + extra for s in sentences)
 
-    def n_batches(corpus):
-        lengths = np.array([len(s) + extra for s in corpus])
-        by_sentences = length_batches(lengths, args.batch_size, np.random.RandomState(0))
-        by_tokens = token_batches(lengths, args.batch_tokens, same_length=args.model == "pcfg")
-        return len(by_sentences), len(by_tokens)
+    def epoch_batches(corpus):
+        """The batches of an epoch over ``corpus``, by sentences and by tokens."""
+        return [make(after, args.model, 4, args, **batching).epoch_batches(corpus, random_state=0)
+                for batching in ({"batch_size": args.batch_size}, {"batch_tokens": args.batch_tokens})]
 
-    counts = (*n_batches(sentences), *n_batches(full))
+    slice_batches, full_batches = epoch_batches(sentences), epoch_batches(full)
+    counts = (*map(len, slice_batches), *map(len, full_batches))
+    n_full = sum(map(len, full_batches[0]))  # the sentences an epoch trains on
     load = os.getloadavg()[0]
     revision = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPOSITORY,
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -132,7 +129,7 @@ def main(argv=None):
                          f"{median['before'] / median['tokens']:.1f}x"))
             batches = (f"Batches: {counts[0]} of {args.batch_size} sentences and {counts[1]} of up to "
                        f"{args.batch_tokens} tokens in the slice; {counts[2]} and {counts[3]} in a full epoch "
-                       f"({len(full)} sentences).")
+                       f"({n_full} sentences).")
             size_name = "states" if args.model == "hmm" else "NT (PT = 2 NT)"
             body = (
                 f"One epoch over a slice of {len(sentences)} PTB LM training sentences, the first "

@@ -27,8 +27,7 @@ from sklearn_structured.kernels.rank_space import (
     rank_space_recursion,
     td_pcfg_recursion,
 )
-# internals with no public form: the PCFG's kernel inputs and factor gradients
-from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs
+from sklearn_structured.rank_space import pcfg_factor_gradients, pcfg_kernel_inputs
 
 from benchmarks.base import markdown_table, timed, write_section
 

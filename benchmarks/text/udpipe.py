@@ -11,7 +11,8 @@ it), the CoNLL 2018 shared-task scorer. ``--ours NAME=FILE`` names our
 pipeline's output on the same input (``python -m benchmarks pipeline --work W`` leaves it
 as ``W/<parser>.conllu``) so that both are scored by the same scorers in the
 same run. Figures go to the
-``udpipe_<treebank>`` section of benchmarks/RESULTS.md.
+``udpipe`` section of benchmarks/RESULTS.md, one row per treebank, input,
+system and scorer: a run replaces the rows it measured and keeps the others.
 
 The tagger-parser model is trained in two steps, each kept in the work folder:
 the tagger alone, then the parser with that tagger copied in (UDPipe's
@@ -26,8 +27,8 @@ at once on both cores, as ``--part`` does) and runs the two end to end on the
 test file's raw text (the text that
 ``python -m benchmarks pipeline --conll18`` gives our ``parse --input-format text``);
 ``--ours`` then names our output on that text, and both are scored by the
-CoNLL 2018 scorer, which aligns differing tokenisations (section
-``udpipe_<treebank>_raw_text``).
+CoNLL 2018 scorer, which aligns differing tokenisations (the rows whose
+input is raw text).
 
 UDPipe is not a dependency of the library; without it the script says so and
 stops.
@@ -46,8 +47,7 @@ import re
 from pathlib import Path
 
 
-from benchmarks.base import (CONLL18_FIGURES, conll18_scores, data_home, markdown_table, timed, treebank_file,
-                             write_section)
+from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, timed, treebank_file, write_rows
 from benchmarks.text.pipeline import cli, strip_to_forms
 
 
@@ -55,6 +55,31 @@ from benchmarks.text.pipeline import cli, strip_to_forms
 # apart from the rest; the tagger-parser model's parser learns from its tagger's
 # output rather than gold tags, as by default.
 PARTS = ("tokenizer", "tagger-parser")
+
+# the section's columns: what a row is (the keys), every figure either scorer gives
+# (evaluate's Lemma under CoNLL's Lemmas; "+p": punctuation included), how UDPipe ran
+KEYS = ["treebank", "input", "system", "scorer"]
+FIGURES = [*CONLL18_FIGURES, "UAS +p", "LAS +p"]
+HEADER = [*KEYS, *FIGURES, "UDPipe 1 run"]
+FROM_FORMS, FROM_TEXT = "forms", "raw text"
+EVALUATE, CONLL18 = "evaluate", "CoNLL 2018"
+NOTE = (
+    "UDPipe 1 (ufal.udpipe, method morphodita_parsito; tagger and parser options '' are "
+    "UDPipe's defaults) is trained on the treebank's train split with dev as held-out data; "
+    "its run column gives the training and tagging times and the model size. Input *forms*: "
+    "no tokenizer (gold tokenisation); the test split with every column but ID, FORM and MISC "
+    "blanked. Input *raw text*: UDPipe's tokenizer (trained alone) and tagger-parser end to end "
+    "on the test file's raw text (its `# text` comments, paragraphs at `# newpar`/`# newdoc`). "
+    "Scorer *evaluate*: `sklearn-structured evaluate` (syntactic words; UAS/LAS without "
+    "punctuation, +p with; gold UPOS PUNCT). Scorer *CoNLL 2018*: the shared-task scorer "
+    "(conll18_ud_eval.py, a local copy outside the repository; punctuation included, UFeats "
+    "over the universal features, LAS over the universal part of DEPREL; it aligns differing "
+    "tokenisations). The other systems are the named files of our pipeline on the same input, "
+    "scored alike; a row 'X - UDPipe 1' is the difference; '-' is a figure the system does not "
+    "predict or the scorer does not give. Published for UDPipe 1 on en_ewt from raw text "
+    "(UD 2.5, its own models): UAS 80.2, LAS 77.0."
+)
+TITLE = "UDPipe 1 beside ours, from forms and from raw text"
 
 
 def read_text(path):
@@ -148,6 +173,8 @@ def evaluate(gold, predicted):
     """``sklearn-structured evaluate`` figures: {name: str}."""
     report = cli("evaluate", str(gold), str(predicted))[2]
     figures = dict(re.findall(r"^(UPOS|XPOS|UFeats|Lemma) ([\d.]+)$", report, re.M))
+    if "Lemma" in figures:  # the CoNLL 2018 scorer's name, the section's column
+        figures["Lemmas"] = figures.pop("Lemma")
     for uas, las, punct in re.findall(r"^UAS ([\d.]+)  LAS ([\d.n/a]+)  \(punctuation (\w+)d\)$",
                                       report, re.M):
         suffix = "" if punct == "exclude" else " +p"
@@ -167,12 +194,23 @@ def compared_systems(udpipe_output, ours):
 def add_difference_row(rows):
     """Append the second system's row minus UDPipe's (the first), "-" where either has none."""
     if len(rows) > 1:
-        rows.append([f"{rows[1][0]} - UDPipe 1"] + [
+        first, second = rows[0], rows[1]
+        name = f"{second[2]} - UDPipe 1"
+        rows.append([*first[:2], name, first[3]] + [
             "-" if "-" in (a, b) else f"{float(b) - float(a):+.2f}"
-            for a, b in zip(rows[0][1:], rows[1][1:])])
+            for a, b in zip(first[len(KEYS):-1], second[len(KEYS):-1])] + ["-"])
 
 
-def raw_text_section(udpipe, args, models, gold, work):
+def figure_row(keys, figures, run="-"):
+    """A row of the section: its keys, ``figures`` (name -> formatted value) by FIGURES."""
+    return [*keys, *(figures.get(name, "-") for name in FIGURES), run]
+
+
+def write(rows):
+    write_rows("udpipe", TITLE, HEADER, rows, key_columns=len(KEYS), note=NOTE)
+
+
+def write_raw_text_rows(udpipe, args, models, gold, work):
     """UDPipe 1 end to end from the test file's raw text (built from its ``# text``
     comments as ``segmented_text`` does, the text ``python -m benchmarks pipeline --conll18`` gives
     our ``parse``), beside ``--ours``, by the CoNLL 2018 scorer.
@@ -195,32 +233,25 @@ def raw_text_section(udpipe, args, models, gold, work):
     run()  # warm-up
     wall = run()
     n_sentences = count_sentences(gold)
-    systems = compared_systems(predicted, args.ours)
-    rows = [[name, *(f"{scores[c]:.2f}" for c in CONLL18_FIGURES)]
-            for name, scores in ((name, conll18_scores(args.conll18, gold, path))
-                                 for name, path in systems)]
+    trained = ", ".join(f"{part} {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
+                        f"{model.stat().st_size / 1e6:.1f} MB)"
+                        for part, (model, record) in models.items())
+    udpipe_run = (f"{udpipe_version(udpipe)}, tokenizer, tagger and parser with their defaults; "
+                  f"trained {trained}; end to end on the text of {n_sentences} gold sentences in "
+                  f"{wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded)")
+    rows = []
+    for name, path in compared_systems(predicted, args.ours):
+        scores = conll18_scores(args.conll18, gold, path)
+        rows.append(figure_row([args.treebank, FROM_TEXT, name, CONLL18],
+                               {c: f"{scores[c]:.2f}" for c in CONLL18_FIGURES},
+                               udpipe_run if not rows else "-"))
     add_difference_row(rows)
-    body = (
-        f"UDPipe 1 (ufal.udpipe, method morphodita_parsito, tokenizer, tagger and parser with "
-        f"their defaults) trained on {args.treebank}'s train split with dev as held-out data, "
-        "the tokenizer alone, the tagger and parser together (the parser learning from the "
-        "tagger's output, UDPipe's default): "
-        + ", ".join(f"{part} {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
-                    f"{model.stat().st_size / 1e6:.1f} MB)"
-                    for part, (model, record) in models.items())
-        + ". Applied end to end (the tokenizer's CoNLL-U given to the tagger-parser) to the "
-        "test file's raw text "
-        f"(its `# text` comments, paragraphs at `# newpar`/`# newdoc`; {n_sentences} gold "
-        f"sentences) in {wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded). "
-        "Scored by the CoNLL 2018 shared-task scorer (a local copy outside the repository); "
-        "the other rows are the named files, scored alike:\n\n"
-        + markdown_table(["system", *CONLL18_FIGURES], rows)
-        + ("\n\nPublished for UDPipe 1 on EWT from raw text (UD 2.5, its own models): UAS 80.2, "
-           "LAS 77.0.\n" if args.treebank == "en_ewt" else "")
-    )
-    write_section(f"udpipe_{args.treebank}_raw_text",
-                  f"UDPipe 1 end to end from raw text on {args.treebank}, beside ours", body)
-    print(body)
+    write(rows)
+
+
+def udpipe_version(udpipe):
+    version = udpipe.Version.current()
+    return f"ufal.udpipe {version.major}.{version.minor}.{version.patch}"
 
 
 def arguments(argv):
@@ -278,7 +309,7 @@ def main(argv=None):
     strip_to_forms(gold, forms)
     if args.raw_text:
         models = {part: trained(part) for part in PARTS}
-        raw_text_section(udpipe, args, models, gold, work)
+        write_raw_text_rows(udpipe, args, models, gold, work)
         return
     model, record = trained("tagger-parser")
     predicted = work / "udpipe.conllu"
@@ -286,38 +317,29 @@ def main(argv=None):
     wall = apply_udpipe(udpipe, model, forms, predicted)
     n_sentences = count_sentences(gold)
 
-    systems = compared_systems(predicted, args.ours)
-    columns = ["UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p"]
-    # evaluate leaves out a tag column a system does not fill (all '_'): "-" in both tables
-    figures = [evaluate(gold, path) for _, path in systems]
-    rows = [[name] + [f.get(c, "-") for c in columns] for (name, _), f in zip(systems, figures)]
-    add_difference_row(rows)
-    body = (
-        f"UDPipe 1 (ufal.udpipe {udpipe.Version.current().major}."
-        f"{udpipe.Version.current().minor}.{udpipe.Version.current().patch}, "
-        "method morphodita_parsito, tagger options "
-        f"{record['tagger']!r}, parser options {record['parser']!r}: '' is UDPipe's defaults; "
-        f"no tokenizer) trained on {Path(train).name} with {Path(dev).name} as held-out data in "
-        f"{record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, load average "
-        f"{record['load'][0]:.1f} -> {record['load'][1]:.1f}); applied to {Path(test).name} "
-        f"({n_sentences} sentences) with every column but ID, FORM and MISC blanked, in "
-        f"{wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded, tagging and "
-        f"parsing only). Model {model.stat().st_size / 1e6:.1f} MB.\n\n"
-        "Scored by `sklearn-structured evaluate` (syntactic words; UAS/LAS without and with "
-        "punctuation, gold UPOS PUNCT):\n\n" + markdown_table(["system"] + columns, rows)
-    )
-    if args.conll18:
-        names = ["UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX"]
-        rows = []
-        for (name, path), ours in zip(systems, figures):
-            scored = conll18_scores(args.conll18, gold, path)
-            filled = set(ours) | {"MLAS", "BLEX"} | ({"Lemmas"} if "Lemma" in ours else set())
-            rows.append([name] + [f"{scored[c]:.2f}" if c in filled else "-" for c in names])
-        body += ("\n\nScored by the CoNLL 2018 shared-task scorer (conll18_ud_eval.py, run from "
-                 "a local copy outside the repository; punctuation included, UFeats over the "
-                 "universal features, LAS over the universal part of DEPREL):\n\n"
-                 + markdown_table(["system"] + names, rows))
-    write_section(f"udpipe_{args.treebank}",
-                  f"UDPipe 1 full pipeline from forms on {args.treebank}, beside ours", body)
-    print(body)
+    udpipe_run = (
+        f"{udpipe_version(udpipe)}, tagger options {record['tagger']!r}, parser options "
+        f"{record['parser']!r}; trained {record['cpu']:.0f} CPU s ({record['wall']:.0f} s wall, "
+        f"load average {record['load'][0]:.1f} -> {record['load'][1]:.1f}), model "
+        f"{model.stat().st_size / 1e6:.1f} MB; tagged and parsed {n_sentences} test sentences in "
+        f"{wall:.1f} s wall ({n_sentences / wall:.0f} sent/s, model loaded)")
+    write(scored_from_forms(args, gold, compared_systems(predicted, args.ours), udpipe_run))
 
+
+def scored_from_forms(args, gold, systems, udpipe_run):
+    """The rows of every system's output from forms: by evaluate, then by the CoNLL 2018
+    scorer when given (only the figures evaluate gives the system, and MLAS and BLEX)."""
+    # evaluate leaves out a tag column a system does not fill (all '_'): "-" for both scorers
+    figures = [evaluate(gold, path) for _, path in systems]
+    rows = [figure_row([args.treebank, FROM_FORMS, name, EVALUATE], found,
+                       udpipe_run if i == 0 else "-")
+            for i, ((name, _), found) in enumerate(zip(systems, figures))]
+    add_difference_row(rows)
+    if args.conll18:
+        for (name, path), found in zip(systems, figures):
+            scored = conll18_scores(args.conll18, gold, path)
+            filled = {"UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS"} & set(found)
+            filled |= {"MLAS", "BLEX"}
+            rows.append(figure_row([args.treebank, FROM_FORMS, name, CONLL18],
+                                   {c: f"{scored[c]:.2f}" for c in filled}))
+    return rows

@@ -50,6 +50,15 @@ def objective(problem, A, V, T, alpha, nuclear_penalty):
     return 0.5 * alpha * squared + nuclear_penalty * nuclear + problem.mean_hinge_loss(A, V, T)
 
 
+def class_ids(classes, labels):
+    """The index in ``classes`` of every one of ``labels``; ValueError for another label."""
+    index = {label: i for i, label in enumerate(classes.tolist())}
+    try:
+        return np.array([index[label] for label in np.asarray(labels).tolist()], np.int64)
+    except KeyError as exc:
+        raise ValueError(f"label {exc.args[0]!r} is not among classes_") from None
+
+
 def random_label_vectors(n_components, n_labels, rng):
     A = rng.standard_normal((n_components, n_labels))
     return A / np.linalg.norm(A, axis=0, keepdims=True)

@@ -12,7 +12,7 @@ from ..utils import split_validation
 from ..utils._base import FormatVersionMixin
 from ..utils._compat import _fit_context
 from . import _kernels, _multiclass_kernels
-from ._alternating import DistroParameters, Problem, fit_label_model
+from ._alternating import DistroParameters, Problem, class_ids, fit_label_model, objective
 
 
 class _MulticlassProblem(Problem):
@@ -198,6 +198,34 @@ class DistroSVM(DistroParameters, FormatVersionMixin, ClassifierMixin, BaseEstim
         """The highest-scoring class of every sample."""
         scores = self._class_scores(X)
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def objective(self, X, y):
+        """The training objective of the fitted weights on ``(X, y)``.
+
+        ``alpha / 2 (||W||^2 + ||b||^2) + nuclear_penalty ||A||_* +`` the mean
+        structured hinge loss (eq. 5 of the paper), with this model's
+        ``alpha`` and ``nuclear_penalty``: on the training data, what
+        ``objective_`` holds. Weights set from another solver (``coef_``,
+        ``intercept_`` of a one-hot model) are scored on the same scale.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among ``classes_``.
+
+        Returns
+        -------
+        value : float
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        problem = _MulticlassProblem(X, class_ids(self.classes_, y))
+        V = np.vstack([self.coef_.T, self.intercept_])
+        return objective(problem, self.label_vectors_, V, np.zeros((0, 0)), self.alpha,
+                         self.nuclear_penalty)
 
 
 def label_similarity(label_vectors):

@@ -26,7 +26,7 @@ from ..utils import (
 )
 from ..utils._compat import Interval, _fit_context
 from . import _kernels, _sequence_kernels
-from ._alternating import DistroParameters, Problem, fit_label_model
+from ._alternating import DistroParameters, Problem, class_ids, fit_label_model, objective
 
 
 def _word_attributes(form):
@@ -378,6 +378,93 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         tokens, offsets = self._encode(sentences)
         return self._decode(tokens, offsets, self.label_vectors_, self.coef_, self.intercept_,
                             self.transition_matrix_, token_values(sentences, "form"))
+
+    def candidate_tags(self, X):
+        """The tags the tag dictionary lets every token take (see ``tag_dictionary``).
+
+        A token whose gold tag is not among its candidates cannot be tagged
+        right; the share of such tokens on held-out data is what a
+        ``tag_dictionary`` setting costs in accuracy at the most.
+
+        Parameters
+        ----------
+        X : list of sentences
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        candidates : list of list of ndarray
+            Per sentence, per token, the candidate tags (a subset of
+            ``classes_``, in its order); every tag when ``tag_dictionary``
+            is None.
+        """
+        check_is_fitted(self)
+        sentences = check_sentences(X)
+        forms = token_values(sentences, "form")
+        if self.tag_dictionary is None:
+            every = self.classes_.copy()
+            return [[every for _ in sentence] for sentence in sentences]
+        candidates = self._candidates(forms)
+        tags = [self.classes_[candidates.labels[lo:hi]]
+                for lo, hi in zip(candidates.offsets[:-1], candidates.offsets[1:])]
+        ends = np.cumsum([len(sentence) for sentence in sentences])
+        return [tags[end - len(sentence):end] for sentence, end in zip(sentences, ends)]
+
+    def token_features(self, X):
+        """The emission features of every token, as the fitted tagger reads them.
+
+        Another learner trained on these rows (a token classifier, a CRF)
+        compares with the tagger on the same evidence.
+
+        Parameters
+        ----------
+        X : list of sentences
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        tokens : sparse matrix of shape (n_tokens, n_used_features)
+            One row per token, the sentences' tokens back to back; column
+            ``j`` is the feature ``feature_keys_[j]`` (the weights
+            ``coef_[:, j]``). Features unseen in training are left out.
+        """
+        check_is_fitted(self)
+        return self._encode(check_sentences(X))[0]
+
+    def objective(self, X, y):
+        """The training objective of the fitted weights on ``(X, y)``.
+
+        ``alpha / 2 (||W||^2 + ||b||^2 + ||T||^2) + nuclear_penalty ||A||_* +``
+        the mean sentence hinge loss with Hamming cost (over the tag
+        dictionary's candidates when ``tag_dictionary`` is set), with this
+        model's ``alpha`` and ``nuclear_penalty``: on the training data,
+        what ``objective_`` holds. Weights set from another solver
+        (``coef_``, ``intercept_``, ``transition_matrix_`` of a one-hot
+        model) are scored on the same scale.
+
+        Parameters
+        ----------
+        X : list of sentences
+        y : list of tag sequences
+            Tags among ``classes_``.
+
+        Returns
+        -------
+        value : float
+        """
+        check_is_fitted(self)
+        sentences, tags = check_tagging_data(X, y)
+        tokens, offsets = self._encode(sentences)
+        y_ids = class_ids(self.classes_, [tag for sequence in tags for tag in sequence])
+        if self.tag_dictionary is None:
+            problem = _SequenceProblem(tokens, offsets, y_ids)
+        else:
+            problem = _CandidateSequenceProblem(
+                tokens, offsets, y_ids, self._candidates(token_values(sentences, "form")),
+                self.label_vectors == "onehot")
+        V = np.vstack([self.coef_.T, self.intercept_])
+        return objective(problem, self.label_vectors_, V, self.transition_matrix_, self.alpha,
+                         self.nuclear_penalty)
 
     def score(self, X, y):
         """Token accuracy of the predicted tags."""

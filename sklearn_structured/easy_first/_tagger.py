@@ -8,6 +8,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from ..annotation import TaggerAnnotator
 from ..metrics import token_accuracy
@@ -560,6 +561,32 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         """The predicted classes (for lemmas the edit scripts, see ``classes_``)."""
         _, tagged = self._tag(X)
         return [self.classes_[tags].tolist() for tags, _ in tagged]
+
+    def static_features(self, X):
+        """The static feature keys of every token, as the fitted tagger reads them.
+
+        These are the features that do not depend on the tags chosen so far
+        (words, word shapes, ambiguity classes, ``input_tags``), before the
+        ``feature_min_count`` cut; another learner trained on them (a CRF,
+        say) compares with the tagger on the same evidence.
+
+        Parameters
+        ----------
+        X : list of sentences
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        keys : list of ndarray of shape (n_tokens, n_templates), int64
+            Per sentence, one row per token: the hashed key of each feature
+            template, -1 where the template does not apply.
+        """
+        check_is_fitted(self, "weights_")
+        sentences = check_sentences(X)
+        keys, offsets = static_feature_keys(sentences, self.vocabularies_,
+                                            self._dictionary_class_ids(sentences),
+                                            self.input_tags, self._describer())
+        return [keys[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def tagging_order(self, X):
         """For every sentence, the step (0-based) at which each word was tagged."""

@@ -32,7 +32,7 @@ from ..utils._persistence import _Decoder, _Encoder
 from ..utils._training import check_resumable, float16_precision
 from ._encoding import Encoding, encode, fit_encoding, form_columns
 from ._features import N_ARC_BUCKETS
-from ._high_order import NO_HIGH_ORDER, third_order_decode, third_order_difference
+from ._high_order import NO_HIGH_ORDER, part_scorer, third_order_decode, third_order_difference
 from ._init import _PAIRS, svd_initialisation, tensor_entries
 from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
 
@@ -620,6 +620,37 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         scores[:, 0] = -np.inf
         np.fill_diagonal(scores, -np.inf)
         return scores
+
+    def third_order_scorer(self, sentence, theta=None):
+        """The scorer of one sentence's third-order parts, for hill-climbing decoding.
+
+        With :meth:`arc_scores` it is what
+        :func:`~sklearn_structured.kernels.hill_climbing.hill_climbing_decode`
+        searches over: the parts (siblings, grandparents, grand-siblings,
+        tri-siblings, head bigrams) read the sentence's words and tags through
+        the parser's templates, and each feature's weight is read from
+        ``theta``, scaled by ``gamma``. A parser of ``order=3`` decodes this
+        way with its own settings; this method lets the search be run, and
+        timed, with others.
+
+        Parameters
+        ----------
+        sentence : sequence of tokens
+            One sentence (str forms or dicts of CoNLL-U fields).
+        theta : ndarray of shape (n_features,), default=None
+            The feature weights; by default the fitted ``theta_`` (whose
+            high-order cells are zero unless ``order=3``).
+
+        Returns
+        -------
+        scorer : ~sklearn_structured.kernels.hill_climbing.PartScorer
+        """
+        _, data = self._predict_data([sentence])
+        weights = self.theta_ if theta is None else np.asarray(theta)
+        if weights.shape != (self.n_features,):
+            raise ValueError(f"theta must have shape ({self.n_features},), got {weights.shape}")
+        return part_scorer(data["sent_off"][0], len(sentence), _token_arrays(data), weights,
+                           self.n_features, self.gamma)
 
     def word_embeddings(self, words, role="head"):
         """Learned low-rank vectors of word forms: rows of ``U_`` (heads) or ``V_`` (modifiers).

@@ -4,6 +4,8 @@ from ._hmm import RankSpaceHMM
 from ._pcfg import (
     RankSpacePCFG,
     left_branching_spans,
+    pcfg_factor_gradients,
+    pcfg_kernel_inputs,
     random_binary_spans,
     right_branching_spans,
     spans_to_brackets,
@@ -13,6 +15,8 @@ __all__ = [
     "RankSpaceHMM",
     "RankSpacePCFG",
     "left_branching_spans",
+    "pcfg_factor_gradients",
+    "pcfg_kernel_inputs",
     "random_binary_spans",
     "right_branching_spans",
     "spans_to_brackets",

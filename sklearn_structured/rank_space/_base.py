@@ -124,12 +124,7 @@ class _AdamEpochs(EpochTrainer):
         model, params, optimizer = self.model, self.params, self.optimizer
         self.epoch += 1
         total_log_p = 0.0
-        if model.batch_tokens is None:
-            batches = length_batches(self.lengths, model.batch_size, self.rng)
-        else:
-            batches = token_batches(self.lengths, model.batch_tokens, self.rng,
-                                    same_length=model._same_length_batches)
-        for batch in batches:
+        for batch in model._batches(self.lengths, self.rng):
             probs, cache = model._probabilities(params)
             # the loss is the mean negative log-likelihood of the batch's sentences
             log_p, prob_grads = model._batch_gradients(
@@ -303,6 +298,41 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
         return sentence
 
     # ---- fitting --------------------------------------------------------------------
+    def _batches(self, lengths, rng):
+        """One epoch's batches of sentences of ``lengths`` (encoded tokens), in ``rng``'s order."""
+        if self.batch_tokens is None:
+            return length_batches(lengths, self.batch_size, rng)
+        return token_batches(lengths, self.batch_tokens, rng, same_length=self._same_length_batches)
+
+    def epoch_batches(self, X, random_state=None):
+        """The batches one training epoch over ``X`` is cut into, as ``fit`` cuts them.
+
+        ``batch_size`` or ``batch_tokens`` decide the batches; sentences
+        outside the lengths the model trains on (``max_length``) are in
+        none. The number of batches is the number of optimiser steps of an
+        epoch. ``X`` is what an epoch covers: without the validation
+        sentences ``fit`` may set aside. Needs no fitted model.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Each a sequence of tokens (str or dicts with a ``"form"``).
+        random_state : int, RandomState or None, default=None
+            Draws the order of the sentences and of the batches (not their
+            number).
+
+        Returns
+        -------
+        batches : list of ndarray of int
+            Indices into ``X``, one array per batch.
+        """
+        sentences = sentence_forms(X, require_any=True)
+        lengths = np.array([len(self._with_end(s)) for s in sentences])
+        trained = np.flatnonzero((lengths >= self._min_length)
+                                 & (lengths <= self._max_encoded_length()))
+        return [trained[batch] for batch in
+                self._batches(lengths[trained], check_random_state(random_state))]
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, X_val=None, y_val=None):
         """Maximise the log-likelihood of the sentences ``X`` (``y`` and ``y_val`` are ignored).

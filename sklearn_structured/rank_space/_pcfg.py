@@ -14,10 +14,34 @@ from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabi
 
 
 def pcfg_kernel_inputs(factors, n_nonterminals, words, dtype):
-    """Arguments of the rank-space kernels for a ``(b, n)`` batch of word ids.
+    """The arguments of the rank-space inside and outside kernels for a batch of sentences.
 
-    The ``r x r`` matrices ``U^T V_N`` and ``U^T W_N`` are the only place the
-    number of nonterminals enters, once per batch.
+    Bridges a PCFG's probability factors (as :meth:`RankSpacePCFG.get_model`
+    returns them) and the kernels of :mod:`sklearn_structured.kernels.rank_space`:
+    ``rank_space_inside(*pcfg_kernel_inputs(...))[0]`` is the log-likelihood
+    of every sentence. The ``r x r`` matrices ``U^T V_N`` and ``U^T W_N`` are
+    the only place the number of nonterminals enters, once per batch.
+
+    Parameters
+    ----------
+    factors : mapping of str to ndarray
+        ``"root"`` (NT,), ``"U"`` (NT, r), ``"V"`` and ``"W"`` (NT + PT, r)
+        and ``"emission"`` (PT, vocabulary size), normalised as in
+        :class:`RankSpacePCFG`.
+    n_nonterminals : int
+        NT: the first NT rows of ``V`` and ``W`` are the nonterminals'.
+    words : ndarray of shape (batch, n), int
+        Word ids (columns of ``"emission"``) of sentences of one length n.
+    dtype : numpy dtype
+        The float type the kernels compute in (float32 or float64).
+
+    Returns
+    -------
+    inputs : tuple of ndarray
+        ``(leaf, VP, WP, ML, MR, root_rank)``, C-contiguous, in ``dtype``: the
+        emission probabilities of every word by preterminal (batch, n, PT),
+        the preterminal rows of ``V`` and ``W``, ``U^T V_N``, ``U^T W_N`` and
+        ``root @ U``.
     """
     U, V, W = factors["U"], factors["V"], factors["W"]
     nt = n_nonterminals
@@ -27,7 +51,25 @@ def pcfg_kernel_inputs(factors, n_nonterminals, words, dtype):
 
 
 def pcfg_factor_gradients(factors, n_nonterminals, words, kernel_grads):
-    """Chain the kernel's gradients (w.r.t. its inputs) back to root, U, V, W, emission."""
+    """Chain the gradients of the kernels' inputs back to the probability factors.
+
+    The backward step that goes with :func:`pcfg_kernel_inputs`: given the
+    gradients of a loss with respect to the kernel inputs (what
+    ``rank_space_outside`` returns after ``log Z``'s), the gradients with
+    respect to ``root``, ``U``, ``V``, ``W`` and ``emission``.
+
+    Parameters
+    ----------
+    factors, n_nonterminals, words :
+        As given to :func:`pcfg_kernel_inputs`.
+    kernel_grads : tuple of ndarray
+        Gradients with respect to ``(leaf, VP, WP, ML, MR, root_rank)``.
+
+    Returns
+    -------
+    gradients : dict of str to ndarray
+        One array per factor, of the factor's shape.
+    """
     leaf_grad, VP_grad, WP_grad, ML_grad, MR_grad, root_rank_grad = kernel_grads
     U, V, W, root = factors["U"], factors["V"], factors["W"], factors["root"]
     nt = n_nonterminals

@@ -110,6 +110,18 @@ def test_objective_decreases_and_matches_its_definition(digits):
     squared = np.sum(model.coef_**2) + np.sum(model.intercept_**2)
     nuclear_norm = np.linalg.svd(model.label_vectors_, compute_uv=False).sum()
     assert curve[-1] == pytest.approx(0.5 * alpha * squared + nuclear * nuclear_norm + hinge)
+    assert model.objective(X_train, y_train) == pytest.approx(model.objective_)
+
+
+def test_objective_scores_weights_set_from_elsewhere(digits):
+    """Zero weights on a one-hot model: every class scores 0, so each sample's hinge loss is 1."""
+    X_train, _, y_train, _ = digits
+    model = DistroSVM(label_vectors="onehot", nuclear_penalty=0.0, n_rounds=1, n_epochs=1,
+                      random_state=0).fit(X_train, y_train)
+    model.coef_, model.intercept_ = np.zeros_like(model.coef_), np.zeros_like(model.intercept_)
+    assert model.objective(X_train, y_train) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="not among classes_"):
+        model.objective(X_train[:2], [0, 11])
 
 
 def test_label_vectors_are_unit_and_low_rank_with_strong_penalty(digits):

@@ -106,6 +106,20 @@ def test_tag_dictionary():
     assert table == {"w a": [0, 1], "s a": [0, 1], "s bc": [2], "s dc": [3]}
 
 
+def test_candidate_tags_follow_the_dictionary_and_bound_the_predictions():
+    """A frequent word may take its own tags, another word those of its suffix, a word
+    of an unseen suffix every tag; the predicted tag is always a candidate."""
+    X = [["a", "a", "xbc"], ["a", "ydc", "a"]]
+    y = [["D", "N", "V"], ["D", "A", "D"]]
+    model = DistroSequenceSVM(tag_dictionary=2, n_rounds=1, n_epochs=1, random_state=0).fit(X, y)
+    candidates = model.candidate_tags([["a", "zbc", "qqq"]])
+    assert [c.tolist() for c in candidates[0]] == [["D", "N"], ["V"], ["A", "D", "N", "V"]]
+    for tags, allowed in zip(model.predict(X), model.candidate_tags(X)):
+        assert all(tag in options for tag, options in zip(tags, allowed))
+    exact = DistroSequenceSVM(n_rounds=1, n_epochs=1, random_state=0).fit(X, y)
+    assert [c.tolist() for c in exact.candidate_tags([["a"]])[0]] == [["A", "D", "N", "V"]]
+
+
 @pytest.fixture(scope="module")
 def sample():
     X, _ = load_sample_treebank("train")

@@ -8,6 +8,7 @@ import pytest
 
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.distro import DistroSequenceSVM
+from sklearn_structured.kernels.chain import viterbi_batch
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.utils import word_shape
 from sklearn_structured.distro._sequence_kernels import (
@@ -114,6 +115,7 @@ def test_objective_decreases_and_verbose_reports_it(sample, capsys):
     assert curve[-1] < 0.5 * curve[0]
     for before, after in zip(curve[0::2], curve[1::2]):
         assert after <= before + 1e-12
+    assert model.objective(X[:100], y[:100]) == pytest.approx(model.objective_)
     out, err = capsys.readouterr()
     assert out == ""  # progress goes to standard error, one line per weight epoch
     lines = err.splitlines()
@@ -122,6 +124,22 @@ def test_objective_decreases_and_verbose_reports_it(sample, capsys):
     assert sum("label objective" in line for line in lines) == 2
     assert f"objective {curve[-1]:.4g}" in lines[-1]
     np.testing.assert_allclose(np.linalg.norm(model.label_vectors_, axis=0), 1.0)
+
+
+def test_token_features_are_the_rows_the_emission_weights_read(sample):
+    """One row per token; the tensor-product emission score of a token is its row times the
+    weights, so with the transitions the rows reproduce the predicted tags."""
+    (X, y), _ = sample
+    model = DistroSequenceSVM(label_vectors="onehot", **FAST).fit(X[:40], y[:40])
+    tokens = model.token_features(X[40:45])
+    assert tokens.shape == (sum(map(len, X[40:45])), model.coef_.shape[1])
+    emissions = np.ascontiguousarray((tokens @ model.coef_.T + model.intercept_)
+                                     @ model.label_vectors_)
+    transitions = model.label_vectors_.T @ model.transition_matrix_ @ model.label_vectors_
+    offsets = np.cumsum([0, *map(len, X[40:45])])
+    zeros = np.zeros(len(model.classes_))
+    best = viterbi_batch(emissions, offsets, np.ascontiguousarray(transitions), zeros, zeros)
+    assert model.classes_[best].tolist() == [t for tags in model.predict(X[40:45]) for t in tags]
 
 
 def test_onehot_keeps_identity_label_vectors(sample):

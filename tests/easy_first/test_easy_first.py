@@ -315,6 +315,25 @@ def test_ambiguity_classes_come_from_training_words_seen_often_enough():
     assert list(jackknifed_class_ids(words, tags, folds, 2)) == [ids[0], ids[1], 0, ids[3], 0]
 
 
+def test_static_features_are_the_fitted_taggers_per_sentence():
+    """Per sentence a row per token; a word of the ambiguity dictionary has the class
+    templates, a rare one not; the keys are those the tagger keeps weights for."""
+    train = [[{"form": "The", "upos": "DET"}, {"form": "run", "upos": "NOUN"}],
+             [{"form": "the", "upos": "DET"}, {"form": "run", "upos": "VERB"},
+              {"form": "Rare", "upos": "ADJ"}]]
+    tagger = EasyFirstBeamTagger(n_epochs=1, ambiguity_min_count=2, feature_min_count=1,
+                                 random_state=0).fit(train)
+    short, longer = tagger.static_features([["the", "run"], ["THE", "run", "rare", "walk"]])
+    assert short.shape[0] == 2 and longer.shape == (4, short.shape[1])
+    assert (longer[:, -3:] >= 0).all(axis=1).tolist() == [True, True, False, False]
+    # without ambiguity classes (jackknifed in training) the training tokens' keys are the kept ones
+    plain = EasyFirstBeamTagger(n_epochs=1, ambiguity_min_count=None, feature_min_count=1).fit(train)
+    training_keys = np.concatenate(plain.static_features(train))
+    assert set(training_keys[training_keys >= 0]) == set(plain.feature_keys_)
+    with pytest.raises(NotFittedError):
+        EasyFirstBeamTagger().static_features(train)
+
+
 # --- FEATS and LEMMA targets ------------------------------------------------------
 
 def _seen_forms(X):

@@ -84,6 +84,24 @@ def test_third_order_parses_within_the_first_order_decoders_tree_class(sample, d
     assert parser.score(X_test[:30], y_test[:30]) > branching_baseline(y_test[:30], X_test[:30])
 
 
+def test_third_order_scorer_and_arc_scores_give_the_parsers_own_search(sample):
+    """Hill climbing over arc_scores and third_order_scorer, with the parser's settings,
+    finds the trees a third-order parser predicts; other weights give another score."""
+    from sklearn_structured.kernels.hill_climbing import hill_climbing_decode
+    from sklearn_structured.lowrank._estimator import HILL_CLIMBING
+
+    X, y, X_test, _ = sample
+    parser = LowRankTensorParser(**SMALL, order=3, decoder="chu_liu_edmonds").fit(X[:60], y[:60])
+    for sentence, predicted in zip(X_test[:10], parser.predict(X_test[:10])):
+        heads, score = hill_climbing_decode(parser.arc_scores(sentence),
+                                            parser.third_order_scorer(sentence), HILL_CLIMBING)[:2]
+        np.testing.assert_array_equal(heads, predicted)
+        other = parser.third_order_scorer(sentence, np.ones(parser.n_features))
+        assert hill_climbing_decode(parser.arc_scores(sentence), other, HILL_CLIMBING)[1] != score
+    with pytest.raises(ValueError, match="theta must have shape"):
+        parser.third_order_scorer(X_test[0], np.ones(3))
+
+
 def test_predictions_are_trees_and_nbest_is_consistent(fitted, sample):
     _, _, X_test, _ = sample
     for heads in fitted.predict(X_test[:20]):

@@ -2,9 +2,11 @@
 
 The figures mean nothing at this size; what fails here is a measure that
 no longer imports (a renamed library name) or no longer runs through to its
-RESULTS section.
+RESULTS section, or one that reaches into the library's private names, which
+may change without notice.
 """
 
+import ast
 import importlib
 import sys
 from pathlib import Path
@@ -30,18 +32,71 @@ TINY_RUNS = {
     "lowrank_threads": [],
     "hill_climbing": ["--sentences", "3", "--patience", "2", "--margin", "1.0", "--reference", "3"],
     "labels": ["--parser", "lowrank", "--param", "n_epochs=1"],
-    "labels_joint": ["--parser-cache", "{tmp}/parser.pkl", "--alphas", "0", "1"],
     "easy_first": ["--parts", "parser", "tagger", "--beams", "1", "--epochs", "1", "--tagger-beams", "1",
                    "--tagger-epochs", "1", "--repeats", "1", "--store", "{tmp}", "--skip-crfsuite"],
     "taggers": ["--targets", "upos", "--seeds", "0", "--epochs", "1", "--store", "{tmp}"],
     "tokenize": ["--treebanks", "en_ewt", "--seeds", "0"],
     "pipeline": ["--work", "{tmp}/work", "--repeats", "1", "--param", "n_epochs=1", "--tagger-param", "n_epochs=1"],
-    "spectral": ["--parts", "ewt_fit", "speed", "--em-seeds", "0", "--spectral-components", "4", "--repeats", "1",
-                 "--cache-dir", "{tmp}/spectral"],
+    "spectral": ["--parts", "ewt_fit", "speed", "rerank", "--em-seeds", "0", "--spectral-components", "4",
+                 "--repeats", "1", "--rerank-seeds", "0", "--selection-seeds", "0", "--parser-epochs", "1",
+                 "--n-best", "3", "--perceptron-epochs", "1", "--cache-dir", "{tmp}/spectral"],
     "distro": ["--quick", "--skip-news", "--no-exact-pos"],
     "distro_morph": ["--seeds", "0", "--n-rounds", "1", "--n-epochs", "1", "--alphas", "1e-5",
                      "--nuclear-penalties", "0", "--skip-pruning", "--skip-easy-first"],
 }
+
+
+def private_uses(tree):
+    """``(line, what)`` of every private name of the library that ``tree`` (a module) uses.
+
+    Private: a module path of sklearn_structured with a component starting with an
+    underscore, a name starting with one imported from the library, and an attribute
+    ``x._name`` that the module does not define itself (dunders are not private).
+    """
+    own = {node.name for node in ast.walk(tree)
+           if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    own |= {target.attr for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Attribute)}
+
+    def private(name):
+        return name.startswith("_") and not name.endswith("__")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sklearn_structured"):
+            names = [*node.module.split("."), *(alias.name for alias in node.names)]
+            found += [(node.lineno, f"from {node.module} import {name}") for name in names
+                      if private(name)]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {alias.name}") for alias in node.names
+                      if alias.name.startswith("sklearn_structured")
+                      and any(private(part) for part in alias.name.split("."))]
+        elif isinstance(node, ast.Attribute) and private(node.attr) and node.attr not in own:
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_private_uses_are_found():
+    source = (
+        "import sklearn_structured._parse\n"
+        "from sklearn_structured.lowrank._kernels import score\n"
+        "from sklearn_structured.labelling import _kernels\n"
+        "from sklearn_structured import LowRankTensorParser\n"
+        "class Own:\n"
+        "    def __init__(self):\n"
+        "        self._cache = {}\n"
+        "    def _helper(self):\n"
+        "        return self._cache, self.__class__\n"
+        "parser._predict_data(X)\n"
+    )
+    assert [line for line, _ in private_uses(ast.parse(source))] == [1, 2, 3, 10]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").rglob("*.py")),
+                         ids=lambda path: str(path.relative_to(ROOT)))
+def test_benchmarks_use_the_public_api_only(path):
+    found = private_uses(ast.parse(path.read_text(encoding="utf-8")))
+    assert not found, "\n".join(f"{path.name}:{line}: {what}" for line, what in found)
 
 
 @pytest.fixture

@@ -7,11 +7,13 @@ from test_rank_space_kernels import brute_force, dense_hmm_forward, random_gramm
 
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.cky import cky_max_span_sum
+from sklearn_structured.kernels.rank_space import rank_space_inside
 from sklearn_structured.metrics import perplexity
 from sklearn_structured.rank_space import (
     RankSpaceHMM,
     RankSpacePCFG,
     left_branching_spans,
+    pcfg_kernel_inputs,
     random_binary_spans,
     right_branching_spans,
     spans_to_brackets,
@@ -233,6 +235,31 @@ def test_token_batches_cover_every_sentence_within_the_budget():
     again = token_batches(lengths, 50)
     assert [b.tolist() for b in again] == [b.tolist() for b in token_batches(lengths, 50)]
     assert np.all(np.diff(lengths[np.concatenate(again)]) >= 0)
+
+
+def test_kernel_inputs_of_a_models_factors_give_its_log_likelihoods():
+    """The public kernels on pcfg_kernel_inputs of get_model()'s factors score as the model does."""
+    model, _, vocabulary = grammar_model()
+    factors = model.get_model()
+    words = np.random.default_rng(2).integers(0, len(vocabulary), size=(3, 4))
+    sentences = [[vocabulary[i] for i in row] for row in words]
+    log_z = rank_space_inside(*pcfg_kernel_inputs(factors, model.n_nonterminals, words, np.float64))[0]
+    np.testing.assert_allclose(log_z, model.score_samples(sentences), atol=1e-10)
+
+
+def test_epoch_batches_are_cut_as_fit_cuts_them():
+    """The PCFG leaves out sentences longer than max_length and batches one length at
+    a time; the HMM counts each sentence's <eos> against batch_tokens."""
+    X = [["a"] * n for n in (1, 3, 3, 6, 4, 2, 3)]
+    pcfg = RankSpacePCFG(max_length=5, batch_tokens=7)
+    batches = pcfg.epoch_batches(X, random_state=0)
+    assert sorted(np.concatenate(batches).tolist()) == [1, 2, 4, 5, 6]  # lengths 2 to 5
+    assert sorted(len(b) for b in batches) == [1, 1, 1, 2]  # two of the three of length 3
+    assert all(len({len(X[i]) for i in b}) == 1 for b in batches)
+    hmm = RankSpaceHMM(batch_tokens=8)
+    assert sorted(len(b) for b in hmm.epoch_batches(X[1:3] + X[6:], random_state=0)) == [1, 2]
+    by_sentences = RankSpaceHMM(batch_size=2).epoch_batches(X, random_state=0)
+    assert sorted(len(b) for b in by_sentences) == [1, 1, 1, 1, 1, 2]  # three of length 3
 
 
 def test_learning_rate_decays_after_each_plateau():

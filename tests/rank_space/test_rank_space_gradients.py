@@ -8,7 +8,7 @@ from sklearn_structured.kernels.rank_space import (
     rank_space_inside,
     rank_space_outside,
 )
-from sklearn_structured.rank_space import RankSpaceHMM
+from sklearn_structured.rank_space import RankSpaceHMM, pcfg_factor_gradients, pcfg_kernel_inputs
 from sklearn_structured.rank_space._hmm import hmm_kernel_inputs, time_major_batch
 from sklearn_structured.rank_space._nn import Adam
 from sklearn_structured.rank_space._parameterization import (
@@ -19,7 +19,6 @@ from sklearn_structured.rank_space._parameterization import (
     pcfg_backward,
     pcfg_probabilities,
 )
-from sklearn_structured.rank_space._pcfg import pcfg_factor_gradients, pcfg_kernel_inputs
 
 
 def sampled_finite_differences(loss, params, analytic, rng, per_array=8, eps=1e-6):

@@ -6,8 +6,7 @@ from scipy.stats import spearmanr
 
 from sklearn_structured.datasets import load_sample_treebank, load_ud_treebank
 from sklearn_structured.datasets import make_latent_tree_corpus
-from sklearn_structured.spectral import SpectralTreeScorer
-from sklearn_structured.spectral._perturb import reattach_one_word
+from sklearn_structured.spectral import SpectralTreeScorer, reattach_one_word
 from sklearn_structured.spectral._scorer import strip_punctuation_from_trees
 from sklearn_structured.utils import find_heads_error
 from sklearn_structured.utils.estimator_checks import check_structured_estimator
