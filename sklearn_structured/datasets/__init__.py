@@ -5,15 +5,29 @@ Dependencies treebanks found locally, a small sample of UD English EWT shipped
 with the package, bracketed constituency trees and plain tokenised text.
 Local corpora are found through ``data_home`` or the ``SKLEARN_STRUCTURED_DATA``
 environment variable; nothing is downloaded.
+
+The loaders other than CoNLL-U's are imported on first use: applying a model
+reads and writes CoNLL-U only, and the synthetic corpus alone would load a
+package of tree kernels.
 """
+
+import importlib
 
 from ._base import get_data_home
 from ._conllu import ConlluDocument, ConlluSentence, load_conllu, read_conllu, write_conllu
-from ._newsgroups import load_20newsgroups
-from ._synthetic import make_latent_tree_corpus
-from ._text import load_ptb_lm, read_tokenized_text
-from ._trees import PTB_PUNCTUATION_TAGS, load_ptb_wsj_sample, read_bracketed_trees
-from ._ud import load_sample_treebank, load_ud_treebank
+
+# the other names, by the module that defines each
+_LAZY = {
+    "load_20newsgroups": "_newsgroups",
+    "make_latent_tree_corpus": "_synthetic",
+    "load_ptb_lm": "_text",
+    "read_tokenized_text": "_text",
+    "PTB_PUNCTUATION_TAGS": "_trees",
+    "load_ptb_wsj_sample": "_trees",
+    "read_bracketed_trees": "_trees",
+    "load_sample_treebank": "_ud",
+    "load_ud_treebank": "_ud",
+}
 
 __all__ = [
     "PTB_PUNCTUATION_TAGS",
@@ -32,3 +46,13 @@ __all__ = [
     "read_tokenized_text",
     "write_conllu",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -15,7 +15,6 @@ from abc import ABC, abstractmethod
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from ..utils import (
     EARLY_STOPPING_CONSTRAINTS,
@@ -26,6 +25,7 @@ from ..utils import (
     perceptron_state,
     prediction_weights,
 )
+from ..utils._base import check_fitted
 from ..utils._compat import Interval
 from ..utils._training import check_resumable
 from ._beam import Perceptron, Search
@@ -193,7 +193,7 @@ class EasyFirstBase(SentenceEstimator, ABC):
     def _predict_chunks(self, sentences, predict_chunk):
         """Split ``sentences`` into one chunk per job and run ``predict_chunk(W, chunk)``
         on each, in threads when n_jobs asks; returns the per-chunk results in order."""
-        check_is_fitted(self, "weights_")
+        check_fitted(self, "weights_")
         W = self.weights_
         return map_ranges(lambda lo, hi: predict_chunk(W, sentences[lo:hi]), len(sentences),
                           self.n_jobs)

@@ -3,6 +3,7 @@
 import contextvars
 from collections import Counter
 from collections.abc import Mapping
+from itertools import repeat
 from numbers import Integral
 
 import numpy as np
@@ -81,16 +82,9 @@ def _form_pos_keys(sentences):
 
 def _with_target(sentence, field, tags):
     """A copy of ``sentence`` whose tokens carry ``tags`` in ``field``."""
-    out = []
-    for token, tag in zip(sentence, tags):
-        # dicts first: the ABC check is slow per token
-        if type(token) is dict or isinstance(token, Mapping):
-            token = dict(token)
-        else:
-            token = {"form": token}
-        token[field] = tag
-        out.append(token)
-    return out
+    # dicts first: the ABC check is slow per token
+    return [{**token, field: tag} if type(token) is dict or isinstance(token, Mapping)
+            else {"form": token, field: tag} for token, tag in zip(sentence, tags)]
 
 
 class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
@@ -355,7 +349,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         # 0.1 s per tagger on EWT test, a third of a second of a three-tagger parse
         classes = self._cached("ambiguity_classes", self.ambiguity_words_, lambda: dict(
             zip(self.ambiguity_words_.tolist(), self.ambiguity_ids_.tolist())))
-        return np.fromiter((classes.get(w, 0) for w in token_values(sentences, "lower")),
+        return np.fromiter(map(classes.get, token_values(sentences, "lower"), repeat(0)),
                            np.int64)
 
     def _flat_classes(self, sentences, tags):

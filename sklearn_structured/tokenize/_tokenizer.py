@@ -7,7 +7,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from ..annotation import Annotator
 from ..datasets import ConlluDocument, ConlluSentence
@@ -22,7 +21,8 @@ from ..utils import (
     prediction_weights,
     split_validation,
 )
-from ..utils._base import FormatVersionMixin, StructuredInputMixin, check_power_of_two
+from ..utils._base import (FormatVersionMixin, StructuredInputMixin, check_fitted,
+                           check_power_of_two)
 from ..utils._compat import Interval, _fit_context
 from ._kernels import (
     CLASS_DIGIT,
@@ -418,7 +418,7 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
             (:class:`Token`: ``form``, ``start``, ``end`` offsets into the
             text, and ``words``, several for a multiword token).
         """
-        check_is_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
+        check_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
         out = []
         for text in _texts(X):
             spans, last_tokens = self._segment(text, presegmented)
@@ -449,7 +449,7 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         Tokens and sentences count as found when their character spans match
         gold's exactly (the CoNLL 2018 Tokens and Sentences figures).
         """
-        check_is_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
+        check_fitted(self, ["kept_weights_", "weights_"], all_or_any=any)
         return self._score_segmented([segmented_text(doc) for doc in _documents(X, "X")])
 
     def _score_segmented(self, documents):

@@ -50,6 +50,8 @@ def map_ranges(function, n_items, n_jobs, work=None):
     n_chunks = min(thread_count(n_jobs), n_items)
     if n_chunks <= 0:
         return []
+    if n_chunks == 1:  # one range: no bounds to compute (a server runs this on every request)
+        return [function(np.int64(0), np.int64(n_items))]
     if work is None:
         bounds = np.linspace(0, n_items, n_chunks + 1).astype(np.int64)
     else:

@@ -2,6 +2,8 @@
 
 import io
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -237,3 +239,23 @@ def test_an_empty_text_gives_an_empty_document(model):
     assert [len(document) for document in documents[1::2]] == [0, 0]
     assert [s.rows for s in documents[0]] == [s.rows for s in model.predict(["The dog barks."])[0]]
     assert len(documents[2]) == 1
+
+
+def test_parsing_with_a_text_pipeline_of_the_lowrank_parser_imports_only_what_it_uses():
+    # a fresh interpreter: the modules that applying such a model loads (the model
+    # file decoder imports the same) leave the other corpus loaders and the
+    # easy-first parser and its kernels unloaded until they are asked for
+    code = (
+        "import sys\n"
+        "import sklearn_structured._parse, sklearn_structured.pipeline, "
+        "sklearn_structured.lowrank, sklearn_structured.utils._persistence\n"
+        "unused = ['sklearn_structured.datasets._synthetic', 'sklearn_structured.datasets._ud',\n"
+        "          'sklearn_structured.datasets._trees', 'sklearn_structured.datasets._text',\n"
+        "          'sklearn_structured.datasets._newsgroups', 'sklearn_structured.easy_first._parser',\n"
+        "          'sklearn_structured.easy_first._parser_kernels']\n"
+        "assert not [m for m in unused if m in sys.modules], [m for m in unused if m in sys.modules]\n"
+        "from sklearn_structured.datasets import load_sample_treebank\n"
+        "from sklearn_structured.easy_first import EasyFirstBeamParser\n"
+        "assert 'sklearn_structured.datasets._ud' in sys.modules and EasyFirstBeamParser.role\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
