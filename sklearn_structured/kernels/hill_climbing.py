@@ -132,6 +132,11 @@ class PartBuffer(NamedTuple):
 
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
+# A constant int or bool argument in a call between kernels is typed as that
+# literal value, and numba compiles the callee once more for each such value:
+# the calls below pass np.int64(...) / np.bool_(...) and never leave a default
+# out, so that each kernel is compiled once (the decoder's biggest kernel took
+# a minute a copy with bounds checking).
 
 
 @njit(cache=True, nogil=True)
@@ -323,7 +328,7 @@ def _memo_score(buffer, count, total, attrs, templates, part_off, theta, n_featu
 
 
 @njit(cache=True, nogil=True)
-def score_parts(buffer, count, scorer, memo, total=0.0):
+def score_parts(buffer, count, scorer, memo, total):
     """``total`` plus the signed scores of the parts ``buffer.parts[:count]`` (rows
     ``sign, type, a, b, c, d``), added in order.
 
@@ -387,7 +392,7 @@ def tree_parts(heads):
 def high_order_score(heads, scorer, memo):
     """Sum of the part scores of a tree."""
     parts = tree_parts(heads)
-    return score_parts(part_buffer(parts, scorer.part_off), len(parts), scorer, memo)
+    return score_parts(part_buffer(parts, scorer.part_off), len(parts), scorer, memo, 0.0)
 
 
 @njit(cache=True, nogil=True)
@@ -499,7 +504,7 @@ def attach_score(arc_scores, hd, m, h, scorer, memo, buffer):
     (:func:`attach_buffer`). The head-side parts are added first, then the
     word-side ones, the order the decoder's cache relies on.
     """
-    head_side = score_parts(buffer, _head_side_parts(hd, m, h, buffer.parts), scorer, memo)
+    head_side = score_parts(buffer, _head_side_parts(hd, m, h, buffer.parts), scorer, memo, 0.0)
     return arc_scores[h, m] + score_parts(buffer, _word_side_parts(hd, m, h, buffer.parts), scorer,
                                           memo, head_side)
 
@@ -711,7 +716,7 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, buffer, cache, under
     best = -np.inf
     best_h = old
     # a root arc to ``under`` that crosses an arc staying in place rules out every head
-    blocked = projective and under >= 0 and arc_crosses(hd, 0, under, w)
+    blocked = projective and under >= 0 and arc_crosses(hd, np.int64(0), under, w)
     # the cache holds for every candidate of w while w's children and neighbours stay
     around_w = max(kids_stamp[w], head_stamp[w - 1], head_stamp[w + 1])
     old_is_candidate = False
@@ -740,15 +745,20 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, buffer, cache, under
         if fresh:
             value = cached[j]
         else:
-            if head_side_fresh:
-                head_side = cached_head_side[j]
-            else:
-                head_side = _memo_score(buffer, _head_side_parts(hd, w, h, parts), 0.0, attrs,
-                                        templates, part_off, theta, scorer.n_features,
-                                        scorer.scale, keys, values, used)
-            value = arc_scores[h, w] + _memo_score(
-                buffer, _word_side_parts(hd, w, h, parts), head_side, attrs, templates, part_off,
-                theta, scorer.n_features, scorer.scale, keys, values, used)
+            # the head side's parts (unless cached), then the word side's added to
+            # them; one call site, so that the part scoring is compiled in once
+            head_side = cached_head_side[j] if head_side_fresh else 0.0
+            total = head_side
+            for word_side in range(1 if head_side_fresh else 0, 2):
+                if word_side:
+                    count = _word_side_parts(hd, w, h, parts)
+                else:
+                    count = _head_side_parts(hd, w, h, parts)
+                total = _memo_score(buffer, count, total, attrs, templates, part_off, theta,
+                                    scorer.n_features, scorer.scale, keys, values, used)
+                if not word_side:
+                    head_side = total
+            value = arc_scores[h, w] + total
             if cacheable:
                 cached[j] = value
                 cached_head_side[j] = head_side
@@ -756,7 +766,7 @@ def _best_head(arc_scores, hd, w, off, heads, scorer, memo, buffer, cache, under
         if h == old:
             base = value
         elif value > best:
-            if projective and (blocked or arc_crosses(hd, h, w, -1)):
+            if projective and (blocked or arc_crosses(hd, h, w, np.int64(-1))):
                 continue
             best = value
             best_h = h
@@ -786,10 +796,10 @@ def climb(arc_scores, hd, off, heads, scorer, memo, cache, single_root, projecti
                 continue
             old = hd[m]
             best_h, best, base = _best_head(arc_scores, hd, m, off, heads, scorer, memo, buffer,
-                                            cache, -1, not single_root, projective)
+                                            cache, np.int64(-1), not single_root, projective)
             gain = best - base
-            root_child = -1
-            swap_head = -1
+            root_child = np.int64(-1)
+            swap_head = np.int64(-1)
             may_swap = False
             if single_root and old != 0:
                 for j in range(off[m], off[m + 1]):
@@ -807,11 +817,11 @@ def climb(arc_scores, hd, off, heads, scorer, memo, cache, single_root, projecti
                 # moment), then the old root child under m
                 hd[m] = 0
                 r_head, r_best, r_base = _best_head(arc_scores, hd, root_child, off, heads,
-                                                    scorer, memo, buffer, cache, m, False,
+                                                    scorer, memo, buffer, cache, m, np.bool_(False),
                                                     projective)
                 hd[m] = old
                 swap_gain = (r_best - r_base
-                             + attach_score(arc_scores, hd, m, 0, scorer, memo, buffer) - base)
+                             + attach_score(arc_scores, hd, m, np.int64(0), scorer, memo, buffer) - base)
                 if swap_gain > gain and swap_gain > _TOLERANCE:
                     gain = swap_gain
                     swap_head = r_head

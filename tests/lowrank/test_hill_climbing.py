@@ -198,7 +198,7 @@ def test_cached_scores_read_only_what_the_cache_watches():
                 if h == m or h == x or h in new_kids:
                     continue
                 before, after = (score_parts(buffer, _head_side_parts(tree, m, h, buffer.parts),
-                                             scorer, memo) for tree in (hd, moved))
+                                             scorer, memo, 0.0) for tree in (hd, moved))
                 assert before == after
                 if m not in new_kids and x not in (m - 1, m + 1):
                     assert attach_score(arc_scores, hd, m, h, scorer, memo, buffer) == (
