@@ -263,41 +263,45 @@ def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, ou
     return k
 
 
-# not inlined: the scores under float32 and float64 weights and the update share it
-@njit(cache=True, nogil=True)
-def between_feature_ids(start, n, h, m, xpos, upos, n_features, between, out, weights):
-    """The in-between features of h -> m, then word m counted as lying between h and the
-    next modifier on its side.
-
-    ``between``, a :func:`between_tags` record of the words between h and m,
-    gives the tags of both sets, each once, alone and conjoined as in
-    :func:`arc_feature_ids`: theta indices into ``out`` and the tags' counts
-    into ``weights``; returns how many. Called for m walking away from h from
-    an empty record, it gives every arc of h on that side, a word at a time.
-    """
+@njit(cache=True, nogil=True, inline="always")
+def add_between(between, start, n, h, b, xpos, upos):
+    """Count word b as lying between the head h and the modifier, in both tag sets."""
     tag, head, count, size = between
-    dd = arc_bucket(h, m) + 1
-    k = 0
     for c in range(2):
         tags = upos if c else xpos
-        mp = tags[start + m]
         d = c * n
         end = d + size[c]
-        for e in range(d, end):
-            out[k] = hash_tail(head[e], mp, 0, 0)
-            out[k + 1] = hash_tail(head[e], mp, dd, 0)
-            weights[k] = weights[k + 1] = count[e]
-            k += 2
-        while d < end and tag[d] != mp:
+        while d < end and tag[d] != tags[start + b]:
             d += 1
         if d == end:
-            tag[d] = mp
-            head[d] = hash_head(c * COARSE_SHIFT + A_BETWEEN, tags[start + h], mp)
+            tag[d] = tags[start + b]
+            head[d] = hash_head(c * COARSE_SHIFT + A_BETWEEN, tags[start + h], tag[d])
             count[d] = 0.0
             size[c] += 1
         count[d] += 1.0
-    for j in range(k):
-        out[j] = table_row(out[j], n_features)
+
+
+@njit(cache=True, nogil=True)
+def between_feature_ids(start, n, h, m, xpos, upos, n_features, between, out, weights):
+    """The in-between features of h -> m: theta indices into ``out`` and values into
+    ``weights``; returns how many.
+
+    ``between`` is a :func:`between_tags` record of the words between h and
+    m; each of its tags, of both sets, gives a feature alone and one
+    conjoined with direction and binned distance, as in
+    :func:`arc_feature_ids`, valued by its count. The arc scores sum the same
+    features without writing them out.
+    """
+    _, head, count, size = between
+    dd = arc_bucket(h, m) + 1
+    k = 0
+    for c in range(2):
+        mp = (upos if c else xpos)[start + m]
+        for e in range(c * n, c * n + size[c]):
+            out[k] = table_row(hash_tail(head[e], mp, 0, 0), n_features)
+            out[k + 1] = table_row(hash_tail(head[e], mp, dd, 0), n_features)
+            weights[k] = weights[k + 1] = count[e]
+            k += 2
     return k
 
 

@@ -28,10 +28,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..kernels.hashing import hash_tail, table_row
 from ..kernels.sorting import stable_argsort
 from ._features import (
     BIAS_BUCKET,
     N_ARC_BUCKETS,
+    add_between,
     arc_bucket,
     arc_feature_ids,
     between_feature_ids,
@@ -108,7 +110,6 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
     """
     scores = np.zeros((n + 1, n + 1))
     buf = np.empty(max_arc_features(n), dtype=np.int64)
-    weights = np.empty(len(buf))
     between = between_tags(n)
     rank = Uh.shape[1]
     for h in range(n + 1):
@@ -125,10 +126,17 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
                     for j in range(k):
                         s += theta[buf[j]]
                     if pos:
-                        k = between_feature_ids(start, n, h, m, xpos, upos, n_features,
-                                                between, buf, weights)
-                        for j in range(k):
-                            s += weights[j] * theta[buf[j]]
+                        # between_feature_ids's features, summed where they are made:
+                        # written out and read back they cost more than their hashing
+                        _, head, count, size = between
+                        dd = arc_bucket(h, m) + 1
+                        for c in range(2):
+                            mp = (upos if c else xpos)[start + m]
+                            for e in range(c * n, c * n + size[c]):
+                                r0 = table_row(hash_tail(head[e], mp, 0, 0), n_features)
+                                r1 = table_row(hash_tail(head[e], mp, dd, 0), n_features)
+                                s += count[e] * (theta[r0] + theta[r1])
+                        add_between(between, start, n, h, m, xpos, upos)
                     s *= gamma
                 if gamma < 1.0:
                     b = arc_bucket(h, m)
@@ -212,12 +220,11 @@ def theta_difference(start, n, arcs, form, lemma, xpos, upos, pos, n_features):
             values[size] = signs[a]
             size += 1
         if pos:
-            # walked to m from h as the scores walk: the last step gives h -> m
             between[3][:] = 0
-            step = 1 if m > h else -1
-            for b in range(h + step, m + step, step):
-                k = between_feature_ids(start, n, h, b, xpos, upos, n_features, between,
-                                        buf, weights)
+            for b in range(min(h, m) + 1, max(h, m)):
+                add_between(between, start, n, h, b, xpos, upos)
+            k = between_feature_ids(start, n, h, m, xpos, upos, n_features, between, buf,
+                                    weights)
             for j in range(k):
                 ids[size] = buf[j]
                 values[size] = signs[a] * weights[j]

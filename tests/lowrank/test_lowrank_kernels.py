@@ -24,6 +24,7 @@ from sklearn_structured.lowrank._features import (
     FIELD_OFFSET,
     N_ARC_BUCKETS,
     ROOT,
+    add_between,
     arc_bucket,
     arc_feature_ids,
     between_feature_ids,
@@ -61,15 +62,13 @@ def arc_features(data, start, n, h, m, pos, n_features):
                         pos, n_features, ids)
     if not pos:
         return ids[:k], np.ones(k)
-    # the record of the words between, built as the kernels build it: word by word
-    # from h, each step giving the arc to the word it adds
     between = between_tags(n)
+    for b in range(min(h, m) + 1, max(h, m)):
+        add_between(between, start, n, h, b, data["xpos"], data["upos"])
     tag_ids = np.empty(max_arc_features(n), dtype=np.int64)
     weights = np.empty(len(tag_ids))
-    step = 1 if m > h else -1
-    for b in range(h + step, m + step, step):
-        j = between_feature_ids(start, n, h, b, data["xpos"], data["upos"], n_features,
-                                between, tag_ids, weights)
+    j = between_feature_ids(start, n, h, m, data["xpos"], data["upos"], n_features, between,
+                            tag_ids, weights)
     return np.r_[ids[:k], tag_ids[:j]], np.r_[np.ones(k), weights[:j]]
 
 
