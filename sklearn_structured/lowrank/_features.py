@@ -263,7 +263,8 @@ def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, ou
     return k
 
 
-@njit(cache=True, nogil=True, inline="always")
+# not inlined: the scores under float32 and float64 weights and the update share it
+@njit(cache=True, nogil=True)
 def add_between(between, start, n, h, b, xpos, upos):
     """Count word b as lying between the head h and the modifier, in both tag sets."""
     tag, head, count, size = between
