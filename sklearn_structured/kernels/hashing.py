@@ -26,19 +26,33 @@ from numba import njit
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
-# One signature: callers pass ids of several integer types, and letting numba
-# specialise on each combination compiled this function 31 times on first use.
-@njit("int64(int64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
-def feature_hash(template, a, b, c, d, e):
-    """A fixed 63-bit hash of a template number and five ints (negative ints allowed)."""
+# The two halves of feature_hash, for templates whose first three values recur over
+# many features: the head is mixed once and finished per feature, with the same value
+# as feature_hash(template, a, b, c, d, e) == hash_tail(hash_head(template, a, b), c, d, e).
+@njit(cache=True, nogil=True, inline="always")
+def hash_head(template, a, b):
+    """The hash state (uint64) after the template number and the first two ints."""
     x = (np.uint64(template) + _MULT) * _MULT
     x = (x ^ np.uint64(a)) * _MULT
-    x = (x ^ np.uint64(b)) * _MULT
+    return (x ^ np.uint64(b)) * _MULT
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hash_tail(x, c, d, e):
+    """The :func:`feature_hash` of a :func:`hash_head` state and the last three ints."""
     x = (x ^ np.uint64(c)) * _MULT
     x = (x ^ np.uint64(d)) * _MULT
     x = (x ^ np.uint64(e)) * _MULT
     x ^= x >> np.uint64(32)
     return np.int64(x >> np.uint64(1))
+
+
+# One signature: callers pass ids of several integer types, and letting numba
+# specialise on each combination compiled this function 31 times on first use.
+@njit("int64(int64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
+def feature_hash(template, a, b, c, d, e):
+    """A fixed 63-bit hash of a template number and five ints (negative ints allowed)."""
+    return hash_tail(hash_head(template, a, b), c, d, e)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -21,13 +21,21 @@ Three feature maps are built from the fields:
   templates. They are never stored: the kernels recompute them per arc,
   which is cheaper than memory traffic.
 
+The in-between template fires once per word between h and m, so a tag seen
+k times there weighs k. Enumerated word by word it made arc scoring cubic in
+the sentence length; instead each distinct tag between h and m is emitted
+once with k as its weight (the same feature vector), from a
+:func:`between_tags` record that the scorer extends by one word as m walks
+away from h, so an arc costs the number of distinct tags between, whatever
+its length.
+
 Token slot 0 of every sentence is the artificial root.
 """
 
 import numpy as np
 from numba import njit
 
-from ..kernels.hashing import feature_hash, table_row
+from ..kernels.hashing import feature_hash, hash_head, hash_tail, table_row
 
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
@@ -70,7 +78,7 @@ N_WORD_TAG_TEMPLATES = 7  # phi_w: tags around the slot (pos)
 N_WORD_FEATS_TEMPLATES = 2  # phi_w: per FEATS item
 N_ARC_WORD_TEMPLATES = 4  # arc: forms and lemmas
 N_ARC_LEMMA_TAG_TEMPLATES = 6  # arc: lemma x tag (pos)
-N_ARC_TAG_TEMPLATES = 20  # arc: per tag set, plus one per word between h and m
+N_ARC_TAG_TEMPLATES = 20  # arc: per tag set, the in-between tags aside
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -154,15 +162,31 @@ def word_feature_hashes(sent_off, form, lemma, xpos, feats_off, feats, pos, out_
 
 @njit(cache=True, nogil=True, inline="always")
 def max_arc_features(n):
-    """Capacity of the buffer :func:`arc_feature_ids` writes for a sentence of n tokens."""
-    per_tag_set = N_ARC_TAG_TEMPLATES + n  # at most n - 1 words lie between h and m
+    """Capacity of a buffer that :func:`arc_feature_ids` or :func:`between_feature_ids`
+    writes for a sentence of n tokens."""
+    per_tag_set = N_ARC_TAG_TEMPLATES + n  # at most n - 1 distinct tags lie between h and m
     return 2 * (N_ARC_WORD_TEMPLATES + N_ARC_LEMMA_TAG_TEMPLATES + 2 * per_tag_set)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def between_tags(n):
+    """An empty record of the tags between a head and a modifier of a sentence of n
+    words, for both tag sets (fine ones at 0..n - 1, coarse ones at n..2n - 1).
+
+    A tuple of arrays: per distinct tag ``tag``, ``head`` (the hash of the
+    in-between template up to the tag) and ``count``, then ``size``, the number
+    of distinct tags of each set. A tag is found by a scan of its set's
+    distinct tags, no longer than the scan that sums their weights per arc.
+    """
+    return (np.empty(2 * n, dtype=np.int64), np.empty(2 * n, dtype=np.uint64),
+            np.empty(2 * n), np.zeros(2, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj):
-    """The MST tag templates over one tag set (template numbers moved by ``shift``), as
-    full hashes: :func:`arc_feature_ids` reduces them to theta indices."""
+    """The MST tag templates over one tag set (template numbers moved by ``shift``), the
+    in-between one aside, as full hashes: :func:`arc_feature_ids` reduces them to
+    theta indices."""
     hp = tags[start + h]
     mp = tags[start + m]
     hpp = _field_at(tags, start, n, h - 1)
@@ -190,16 +214,13 @@ def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj):
     out[k + 17] = feature_hash(shift + A_BACKOFF_HN, hp, hpn, mp, conj, 0)
     out[k + 18] = feature_hash(shift + A_BACKOFF_MP, hp, mpp, mp, conj, 0)
     out[k + 19] = feature_hash(shift + A_BACKOFF_MN, hp, mp, mpn, conj, 0)
-    k += N_ARC_TAG_TEMPLATES
-    for b in range(min(h, m) + 1, max(h, m)):
-        out[k] = feature_hash(shift + A_BETWEEN, hp, tags[start + b], mp, conj, 0)
-        k += 1
-    return k
+    return k + N_ARC_TAG_TEMPLATES
 
 
 @njit(cache=True, nogil=True)
 def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, out):
-    """Write the theta indices of phi_{h->m} into ``out``; return how many.
+    """Write the theta indices of phi_{h->m} but the in-between tags into ``out``; return
+    how many (:func:`between_feature_ids` gives the rest).
 
     McDonald et al.'s (2005) first-order templates over forms and the fine
     tags, repeated over the coarse tags and partly over lemmas; every one is
@@ -239,6 +260,49 @@ def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, ou
     # bring its own division-by-zero check to compile
     for j in range(k):
         out[j] = table_row(out[j], n_features)
+    return k
+
+
+# not inlined: the scores under float32 and float64 weights and the update share it
+@njit(cache=True, nogil=True)
+def add_between(between, start, n, h, b, xpos, upos):
+    """Count word b as lying between the head h and the modifier, in both tag sets."""
+    tag, head, count, size = between
+    for c in range(2):
+        tags = upos if c else xpos
+        d = c * n
+        end = d + size[c]
+        while d < end and tag[d] != tags[start + b]:
+            d += 1
+        if d == end:
+            tag[d] = tags[start + b]
+            head[d] = hash_head(c * COARSE_SHIFT + A_BETWEEN, tags[start + h], tag[d])
+            count[d] = 0.0
+            size[c] += 1
+        count[d] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def between_feature_ids(start, n, h, m, xpos, upos, n_features, between, out, weights):
+    """The in-between features of h -> m: theta indices into ``out`` and values into
+    ``weights``; returns how many.
+
+    ``between`` is a :func:`between_tags` record of the words between h and
+    m; each of its tags, of both sets, gives a feature alone and one
+    conjoined with direction and binned distance, as in
+    :func:`arc_feature_ids`, valued by its count. The arc scores sum the same
+    features without writing them out.
+    """
+    _, head, count, size = between
+    dd = arc_bucket(h, m) + 1
+    k = 0
+    for c in range(2):
+        mp = (upos if c else xpos)[start + m]
+        for e in range(c * n, c * n + size[c]):
+            out[k] = table_row(hash_tail(head[e], mp, 0, 0), n_features)
+            out[k + 1] = table_row(hash_tail(head[e], mp, dd, 0), n_features)
+            weights[k] = weights[k + 1] = count[e]
+            k += 2
     return k
 
 

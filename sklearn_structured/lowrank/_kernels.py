@@ -28,8 +28,18 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..kernels.hashing import hash_tail, table_row
 from ..kernels.sorting import stable_argsort
-from ._features import BIAS_BUCKET, N_ARC_BUCKETS, arc_bucket, arc_feature_ids, max_arc_features
+from ._features import (
+    BIAS_BUCKET,
+    N_ARC_BUCKETS,
+    add_between,
+    arc_bucket,
+    arc_feature_ids,
+    between_feature_ids,
+    between_tags,
+    max_arc_features,
+)
 
 
 class TokenArrays(NamedTuple):
@@ -100,24 +110,42 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
     """
     scores = np.zeros((n + 1, n + 1))
     buf = np.empty(max_arc_features(n), dtype=np.int64)
+    between = between_tags(n)
     rank = Uh.shape[1]
     for h in range(n + 1):
-        for m in range(1, n + 1):
-            if h == m:
-                continue
-            s = 0.0
-            if gamma > 0.0:
-                k = arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, buf)
-                for j in range(k):
-                    s += theta[buf[j]]
-                s *= gamma
-            if gamma < 1.0:
-                b = arc_bucket(h, m)
-                t = 0.0
-                for r in range(rank):
-                    t += Uh[h, r] * Vm[m, r] * Wb[b, r]
-                s += (1.0 - gamma) * t
-            scores[h, m] = s
+        # m walks away from h on each side, so the words between grow by one per arc
+        for side in range(2):
+            step = 1 if side else -1
+            between[3][:] = 0  # empty: no word lies between h and its neighbour
+            m = h + step
+            while 1 <= m <= n:
+                s = 0.0
+                if gamma > 0.0:
+                    k = arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos,
+                                        n_features, buf)
+                    for j in range(k):
+                        s += theta[buf[j]]
+                    if pos:
+                        # between_feature_ids's features, summed where they are made:
+                        # written out and read back they cost more than their hashing
+                        _, head, count, size = between
+                        dd = arc_bucket(h, m) + 1
+                        for c in range(2):
+                            mp = (upos if c else xpos)[start + m]
+                            for e in range(c * n, c * n + size[c]):
+                                r0 = table_row(hash_tail(head[e], mp, 0, 0), n_features)
+                                r1 = table_row(hash_tail(head[e], mp, dd, 0), n_features)
+                                s += count[e] * (theta[r0] + theta[r1])
+                        add_between(between, start, n, h, m, xpos, upos)
+                    s *= gamma
+                if gamma < 1.0:
+                    b = arc_bucket(h, m)
+                    t = 0.0
+                    for r in range(rank):
+                        t += Uh[h, r] * Vm[m, r] * Wb[b, r]
+                    s += (1.0 - gamma) * t
+                scores[h, m] = s
+                m += step
     return scores
 
 
@@ -181,14 +209,26 @@ def theta_difference(start, n, arcs, form, lemma, xpos, upos, pos, n_features):
     ids = np.empty(len(heads) * cap, dtype=np.int64)
     values = np.empty(len(heads) * cap)
     buf = np.empty(cap, dtype=np.int64)
+    weights = np.empty(cap)
+    between = between_tags(n)
     size = 0
     for a in range(len(heads)):
-        k = arc_feature_ids(start, n, heads[a], modifiers[a], form, lemma, xpos, upos, pos,
-                            n_features, buf)
+        h, m = heads[a], modifiers[a]
+        k = arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, buf)
         for j in range(k):
             ids[size] = buf[j]
             values[size] = signs[a]
             size += 1
+        if pos:
+            between[3][:] = 0
+            for b in range(min(h, m) + 1, max(h, m)):
+                add_between(between, start, n, h, b, xpos, upos)
+            k = between_feature_ids(start, n, h, m, xpos, upos, n_features, between, buf,
+                                    weights)
+            for j in range(k):
+                ids[size] = buf[j]
+                values[size] = signs[a] * weights[j]
+                size += 1
     return _merge_scalar(ids[:size], values[:size])
 
 

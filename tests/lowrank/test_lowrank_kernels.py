@@ -1,9 +1,11 @@
 """Oracle checks of the low-rank tensor parser's kernels on tiny sentences.
 
 Arc scores against a dense numpy evaluation of Eq. 3 of Lei et al. (2014),
-the passive-aggressive step against its closed form, cost-augmented decoding
-against enumeration of all trees, lazy averaging against the explicit mean,
-and the SVD initialisation against an exactly low-rank tensor.
+the in-between features (one per distinct tag, weighted by its count)
+against their word-by-word enumeration, the passive-aggressive step against
+its closed form, cost-augmented decoding against enumeration of all trees,
+lazy averaging against the explicit mean, and the SVD initialisation against
+an exactly low-rank tensor.
 """
 
 import hashlib
@@ -14,16 +16,24 @@ import pytest
 
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.lowrank import LowRankTensorParser
+from sklearn_structured.kernels.hashing import feature_hash, table_row
 from sklearn_structured.lowrank._features import (
+    A_BETWEEN,
     BIAS_BUCKET,
+    COARSE_SHIFT,
+    FIELD_OFFSET,
     N_ARC_BUCKETS,
+    ROOT,
+    add_between,
     arc_bucket,
     arc_feature_ids,
+    between_feature_ids,
+    between_tags,
     max_arc_features,
 )
 from sklearn_structured.lowrank._encoding import encode
 from sklearn_structured.lowrank._estimator import _DECODERS, _token_arrays, train_sentence
-from sklearn_structured.lowrank._kernels import Config, Weights
+from sklearn_structured.lowrank._kernels import Config, Weights, sentence_scores
 from sklearn_structured.lowrank._init import svd_initialisation
 from sklearn_structured.utils import find_heads_error
 
@@ -45,24 +55,100 @@ def tiny_sentence(n):
     return sentence, np.arange(n, dtype=np.int64)
 
 
+def arc_features(data, start, n, h, m, pos, n_features):
+    """The theta indices of phi_{h->m} and their values, as the update reads them."""
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
+    k = arc_feature_ids(start, n, h, m, data["form"], data["lemma"], data["xpos"], data["upos"],
+                        pos, n_features, ids)
+    if not pos:
+        return ids[:k], np.ones(k)
+    between = between_tags(n)
+    for b in range(min(h, m) + 1, max(h, m)):
+        add_between(between, start, n, h, b, data["xpos"], data["upos"])
+    tag_ids = np.empty(max_arc_features(n), dtype=np.int64)
+    weights = np.empty(len(tag_ids))
+    j = between_feature_ids(start, n, h, m, data["xpos"], data["upos"], n_features, between,
+                            tag_ids, weights)
+    return np.r_[ids[:k], tag_ids[:j]], np.r_[np.ones(k), weights[:j]]
+
+
+def as_multiset(ids, weights):
+    """Every id repeated as often as its (whole) value says, sorted."""
+    counts = weights.astype(np.int64)
+    assert np.array_equal(counts, weights) and np.all(counts > 0)
+    return np.sort(np.repeat(ids, counts))
+
+
 def test_arc_features_are_those_models_were_trained_with(parser):
-    # saved models need exactly the arc feature ids they were trained with: a
-    # change to the templates or the hash must be deliberate (it needs a new
-    # model format version); pinned as a digest over every arc of six sentences
+    # saved models need exactly the arc features they were trained with: a change
+    # to the templates or the hash must be deliberate (it needs a new model format
+    # version); pinned as a digest of every arc's features of six sentences, each
+    # arc's as the sorted multiset of its ids (a feature of value k is k ids)
     X, _ = load_sample_treebank("train")
     data = encode(X[30:36], parser._encoding())
     digest = hashlib.sha256()
     for s in range(6):
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
-        buf = np.empty(max_arc_features(n), dtype=np.int64)
         for pos, h, m in itertools.product((True, False), range(n + 1), range(1, n + 1)):
             if h != m:
                 # a table size that keeps almost the whole hash
-                k = arc_feature_ids(start, n, h, m, data["form"], data["lemma"], data["xpos"],
-                                    data["upos"], pos, 2**62 + 1, buf)
-                digest.update(buf[:k].tobytes())
-    assert digest.hexdigest() == "606bb056ee544283dff4756483448cbcefe25b33cf727405fe3fb7a2d17bc54b"
+                features = arc_features(data, start, n, h, m, pos, 2**62 + 1)
+                digest.update(as_multiset(*features).tobytes())
+    assert digest.hexdigest() == "4e22058023a3b9364c27deeba2fc03730d87c0b419afaad26b2bc7d9bdff5d49"
+
+
+def per_word_arc_ids(data, start, n, h, m, pos, n_features):
+    """Reference: the theta indices of phi_{h->m} with the in-between template hashed
+    once per word between h and m (repeated ids), as the templates define it."""
+    ids = np.empty(max_arc_features(n), dtype=np.int64)
+    k = arc_feature_ids(start, n, h, m, data["form"], data["lemma"], data["xpos"], data["upos"],
+                        pos, n_features, ids)
+    ids = list(ids[:k])
+    if pos:
+        for conj in (0, arc_bucket(h, m) + 1):
+            for coarse in range(2):
+                tags = data["upos" if coarse else "xpos"][start:start + n + 1]
+                for b in range(min(h, m) + 1, max(h, m)):
+                    key = feature_hash(coarse * COARSE_SHIFT + A_BETWEEN, tags[h], tags[b],
+                                       tags[m], conj, 0)
+                    ids.append(table_row(key, n_features))
+    return np.sort(ids)
+
+
+def random_corpus(rng, lengths, n_tags):
+    """Token fields of random sentences (root slots first) over few tags, so that
+    tags recur between heads and modifiers."""
+    sent_off = np.r_[0, np.cumsum(np.add(lengths, 1))]
+    data = {"sent_off": sent_off}
+    for field, size in (("form", 9), ("lemma", 7), ("xpos", n_tags), ("upos", 2)):
+        data[field] = rng.integers(FIELD_OFFSET, FIELD_OFFSET + size, sent_off[-1])
+        data[field][sent_off[:-1]] = ROOT
+    return data
+
+
+@pytest.mark.parametrize("n_tags", [1, 3, 40])
+def test_in_between_features_equal_their_word_by_word_enumeration(n_tags):
+    rng = np.random.default_rng(n_tags)
+    lengths = rng.integers(1, 14, 12)
+    data = random_corpus(rng, lengths, n_tags)
+    n_features = 2**10  # small: colliding ids must add up too
+    theta = rng.integers(-8, 9, n_features).astype(float)  # whole: sums exact in any order
+    empty = np.zeros((lengths.max() + 1, 1))
+    for s, n in enumerate(lengths):
+        start = data["sent_off"][s]
+        for pos in (True, False):
+            expected = np.zeros((n + 1, n + 1))
+            for h, m in itertools.product(range(n + 1), range(1, n + 1)):
+                if h != m:
+                    ids = per_word_arc_ids(data, start, n, h, m, pos, n_features)
+                    assert np.array_equal(
+                        as_multiset(*arc_features(data, start, n, h, m, pos, n_features)), ids)
+                    expected[h, m] = theta[ids].sum()
+            scores = sentence_scores(start, n, data["form"], data["lemma"], data["xpos"],
+                                     data["upos"], theta, n_features, pos, 1.0, empty, empty,
+                                     np.zeros((N_ARC_BUCKETS, 1)))
+            np.testing.assert_array_equal(scores, expected)
 
 
 def random_parameters(parser, seed):
@@ -84,10 +170,8 @@ def dense_word_features(data, n, n_columns):
 
 
 def dense_arc_features(data, n, h, m, n_features):
-    buf = np.empty(max_arc_features(n), dtype=np.int64)
-    k = arc_feature_ids(0, n, h, m, data["form"], data["lemma"], data["xpos"], data["upos"],
-                        True, n_features, buf)
-    return np.bincount(buf[:k], minlength=n_features).astype(float)
+    return np.bincount(per_word_arc_ids(data, 0, n, h, m, True, n_features),
+                       minlength=n_features).astype(float)
 
 
 def direct_scores(data, n, params, gamma, n_features):
