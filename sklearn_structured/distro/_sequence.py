@@ -389,7 +389,8 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         Parameters
         ----------
         X : list of sentences
-            As for :meth:`predict`.
+            Sentences of tokens (forms or CoNLL-U dicts), as :meth:`predict`
+            takes them.
 
         Returns
         -------
@@ -419,7 +420,7 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         Parameters
         ----------
         X : list of sentences
-            As for :meth:`predict`.
+            The sentences whose tokens become rows, as for :meth:`predict`.
 
         Returns
         -------
