@@ -26,7 +26,6 @@ from collections.abc import Mapping
 
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import check_is_fitted
 
 from . import registry
 from .annotation import Annotator, _PipelineAnnotator, check_pipeline_fields, pipeline_targets
@@ -38,7 +37,7 @@ from .tokenize import Tokenizer, segmented_text
 from .tokenize._reader import text_documents
 from .tokenize._tokenizer import _documents, _texts
 from .utils import CheckedSentences, check_sentences
-from .utils._base import FormatVersionMixin, StructuredInputMixin
+from .utils._base import FormatVersionMixin, StructuredInputMixin, check_fitted
 from .utils._compat import HasMethods, _fit_context
 
 
@@ -329,7 +328,7 @@ class TextPipeline(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEsti
             One per text, as :func:`parse` writes it; an empty text (or one of
             white space only) gives a document without sentences.
         """
-        check_is_fitted(self, "annotator_")
+        check_fitted(self, "annotator_")
         return [self._text_annotated(text) for text in _texts(X)]
 
     def annotate(self, document):
@@ -339,7 +338,7 @@ class TextPipeline(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEsti
         ConlluDocument keeps its words and gets the columns of the parsing
         pipeline (see :func:`sklearn_structured.annotate`).
         """
-        check_is_fitted(self, "annotator_")
+        check_fitted(self, "annotator_")
         if isinstance(document, str):
             return self._text_annotated(document)
         return self._annotated(document)

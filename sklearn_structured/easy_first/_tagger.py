@@ -9,7 +9,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from ..annotation import TaggerAnnotator
 from ..metrics import token_accuracy
@@ -26,7 +25,7 @@ from ..utils import (
     training_step,
 )
 from ..fields import INPUT_TAG_FIELDS, TAG_FIELDS, UNDERSCORE_IS_A_VALUE
-from ..utils._base import DEPRECATED
+from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Hidden, Interval, StrOptions, _fit_context
 from . import _tagger_kernels as kernels
 from ._base import _TABLE, EasyFirstBase
@@ -575,7 +574,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
             Per sentence, one row per token: the hashed key of each feature
             template, -1 where the template does not apply.
         """
-        check_is_fitted(self, "weights_")
+        check_fitted(self, "weights_")
         sentences = check_sentences(X)
         keys, offsets = static_feature_keys(sentences, self.vocabularies_,
                                             self._dictionary_class_ids(sentences),

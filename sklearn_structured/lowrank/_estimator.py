@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from ..annotation import ParserAnnotator
 from ..fields import XPOS, tag_fallback
@@ -27,6 +26,7 @@ from ..utils import (
     prediction_weights,
     split_validation,
 )
+from ..utils._base import check_fitted
 from ..utils._compat import Interval, Options, StrOptions, _fit_context
 from ..utils._persistence import _Decoder, _Encoder
 from ..utils._training import check_resumable, float16_precision
@@ -535,7 +535,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
     def _predict_data(self, X, vocabularies=None):
         """Validated sentences and their encoding, packed with ``vocabularies`` (default:
         the parser's; more fields may be packed for the labeller)."""
-        check_is_fitted(self, "theta_")
+        check_fitted(self, "theta_")
         sentences = self._check_prediction_input(X)
         return sentences, encode(sentences, self._encoding(), vocabularies)
 
@@ -581,7 +581,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         A parser fitted on ``(heads, deprels)`` pairs returns pairs: the
         heads and a list of relation labels (str) per sentence.
         """
-        check_is_fitted(self, "theta_")
+        check_fitted(self, "theta_")
         # one packed corpus for the parser and its labeller, when their vocabularies agree
         shared = self._labeller_vocabularies(self.vocabularies_)
         sentences, data = self._predict_data(X, shared)
@@ -660,7 +660,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         training. Neighbours in this space are words the tensor treats
         alike (Lei et al. 2014, Table 5).
         """
-        check_is_fitted(self, "theta_")
+        check_fitted(self, "theta_")
         if role not in ("head", "modifier"):
             raise ValueError(f"role must be 'head' or 'modifier', got {role!r}")
         matrix = self.U_ if role == "head" else self.V_

@@ -14,7 +14,6 @@ import numba
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..utils import (
@@ -28,7 +27,7 @@ from ..utils import (
     thread_count,
     token_values,
 )
-from ..utils._base import DEPRECATED
+from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Hidden, Interval, StrOptions, _fit_context
 from ._nn import Adam
 
@@ -411,7 +410,7 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     def get_model(self):
         """The fitted probabilities, one array per factor (see the class), and the ``vocabulary``."""
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         model = {name: value.copy() for name, value in self.factors_.items()}
         model["vocabulary"] = list(self.vocabulary_)
         return model
@@ -464,12 +463,12 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
 
     def score_samples(self, X):
         """Log-likelihood of every sentence (natural log)."""
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         return self._log_likelihoods(self._checked_encoding(X))
 
     def score(self, X, y=None):
         """Mean log-likelihood per token (higher is better); ``y`` is ignored."""
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         return self._score_encoded(self._checked_encoding(X))
 
     def _checked_encoding(self, X):

@@ -3,11 +3,10 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.rank_space import add_rows, hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
 from ..metrics import perplexity
-from ..utils._base import DEPRECATED
+from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, token_batches
 from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
@@ -173,13 +172,13 @@ class RankSpaceHMM(RankSpaceModelMixin):
 
     def perplexity(self, X):
         """Per-token perplexity, ``<eos>`` tokens included, each sentence an independent sequence."""
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         encoded = self._checked_encoding(X)
         return perplexity(self._log_likelihoods(encoded), np.array([len(s) for s in encoded]))
 
     def predict(self, X):
         """Most likely hidden state of every word (the state that emits it), one int array per sentence."""
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         encoded = self._checked_encoding(X)
         f = self.factors_
         with np.errstate(divide="ignore"):

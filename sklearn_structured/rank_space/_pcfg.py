@@ -3,11 +3,10 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.cky import cky_max_span_sum
 from ..kernels.rank_space import add_rows, rank_space_inside, rank_space_outside
-from ..utils._base import DEPRECATED
+from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Interval
 from ._base import RankSpaceModelMixin, numba_threads, sentence_forms
 from ._parameterization import PCFG_AXES, init_pcfg, pcfg_backward, pcfg_probabilities
@@ -320,7 +319,7 @@ class RankSpacePCFG(RankSpaceModelMixin):
         Entry ``[i, j]`` (``j - i >= 2``) is the probability that words ``i..j-1``
         form a constituent; single words (always constituents) are left at 0.
         """
-        check_is_fitted(self, "factors_")
+        check_fitted(self, "factors_")
         encoded = self._encode(sentence_forms(X))
         out = [np.zeros((len(s) + 1, len(s) + 1)) for s in encoded]
         lengths = np.array([len(s) for s in encoded])
