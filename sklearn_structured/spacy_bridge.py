@@ -20,12 +20,14 @@ spaCy is optional (``pip install sklearn-structured[spacy]``) and imported
 only by these functions.
 """
 
+import bisect
 import io
 import itertools
 
 from ._parse import parse
 from .datasets import ConlluDocument, ConlluSentence
 from .pipeline import TextPipeline
+from .tokenize._text import sentence_tokens
 from .utils import load_model
 from .utils._base import import_extra
 
@@ -35,10 +37,6 @@ _SPACE = {"upos": "SPACE", "xpos": "_SP", "feats": "", "deprel": "dep"}
 
 def _value(text):
     return "" if text == "_" else text
-
-
-def _space_after(misc):
-    return "SpaceAfter=No" not in misc.split("|")
 
 
 def _doc(vocab, words, gaps):
@@ -91,17 +89,8 @@ def _sentence_words(sentence, offset):
 
 def _word_spaces(sentence):
     """Whether a space follows each word (a multiword token's words: only after its last)."""
-    spaces, last = [], 0
-    token_space = True
-    for row in sentence.rows:
-        first, dash, end = row[0].partition("-")
-        if dash:
-            last, token_space = int(end), _space_after(row[9])
-        elif row[0].isdigit():
-            inside = int(row[0]) <= last
-            spaces.append((int(row[0]) == last and token_space) if inside
-                          else _space_after(row[9]))
-    return spaces
+    return [space and i == len(words) - 1
+            for _, words, space in sentence_tokens(sentence) for i in range(len(words))]
 
 
 def to_docs(document, vocab):
@@ -186,17 +175,17 @@ class PipelineTokenizer:
             if joined.strip() else ConlluDocument()
         per_text = [[] for _ in texts]
         for sentence in document:
-            first_start = _ranges(sentence)[0][0]
-            index = max(i for i, start in enumerate(starts) if start <= first_start)
-            per_text[index].append(sentence)
+            ranges = _ranges(sentence)
+            per_text[bisect.bisect_right(starts, ranges[0][0]) - 1].append((sentence, ranges))
         return [self._doc_of(text, start, sentences)
                 for text, start, sentences in zip(parts, starts, per_text)]
 
     def _doc_of(self, text, start, sentences):
+        """The Doc of one text from its ``(sentence, word ranges)`` pairs."""
         words, ends, begins = [], [], []
-        for sentence in sentences:
+        for sentence, ranges in sentences:
             words += _sentence_words(sentence, len(words))
-            for begin, end in _ranges(sentence):
+            for begin, end in ranges:
                 begins.append(begin - start)
                 ends.append(end - start)
         gaps = [text[end:next_begin] for end, next_begin in zip(ends, begins[1:] + [len(text)])]
