@@ -306,20 +306,15 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
                                                        rng=rng)
         flat_tags = [tag for sequence in tags for tag in sequence]
         self.classes_ = np.unique(flat_tags)
-        index = {tag: i for i, tag in enumerate(self.classes_.tolist())}
-        y_ids = np.fromiter((index[tag] for tag in flat_tags), dtype=np.int64, count=len(flat_tags))
+        y_ids = class_ids(self.classes_, flat_tags)
         self.vocabularies_ = self._fit_vocabularies(sentences)
         _, keys, _ = self._feature_keys(sentences)
         self.feature_keys_ = np.unique(keys[keys >= 0])
-        tokens, offsets = self._encode(sentences)
-        if self.tag_dictionary is None:
-            problem = _SequenceProblem(tokens, offsets, y_ids)
-        else:
-            forms = token_values(sentences, "form")
+        if self.tag_dictionary is not None:
             (self.dictionary_keys_, self.dictionary_offsets_,
-             self.dictionary_labels_) = _fit_tag_dictionary(forms, y_ids, self.tag_dictionary)
-            problem = _CandidateSequenceProblem(tokens, offsets, y_ids, self._candidates(forms),
-                                                self.label_vectors == "onehot")
+             self.dictionary_labels_) = _fit_tag_dictionary(token_values(sentences, "form"),
+                                                            y_ids, self.tag_dictionary)
+        problem = self._problem(sentences, y_ids)
         scorer = None if validation is None else self._validation_scorer(*validation)
         self.transition_matrix_ = fit_label_model(self, problem, len(self.classes_), rng,
                                                    scorer)
@@ -378,6 +373,16 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         tokens, offsets = self._encode(sentences)
         return self._decode(tokens, offsets, self.label_vectors_, self.coef_, self.intercept_,
                             self.transition_matrix_, token_values(sentences, "form"))
+
+    def _problem(self, sentences, y_ids):
+        """The training problem of encoded ``sentences`` with gold tag ids ``y_ids``:
+        over every tag, or over each token's candidates with a tag dictionary."""
+        tokens, offsets = self._encode(sentences)
+        if self.tag_dictionary is None:
+            return _SequenceProblem(tokens, offsets, y_ids)
+        return _CandidateSequenceProblem(tokens, offsets, y_ids,
+                                         self._candidates(token_values(sentences, "form")),
+                                         self.label_vectors == "onehot")
 
     def candidate_tags(self, X):
         """The tags the tag dictionary lets every token take (see ``tag_dictionary``).
@@ -455,14 +460,8 @@ class DistroSequenceSVM(DistroParameters, SentenceEstimator):
         """
         check_is_fitted(self)
         sentences, tags = check_tagging_data(X, y)
-        tokens, offsets = self._encode(sentences)
-        y_ids = class_ids(self.classes_, [tag for sequence in tags for tag in sequence])
-        if self.tag_dictionary is None:
-            problem = _SequenceProblem(tokens, offsets, y_ids)
-        else:
-            problem = _CandidateSequenceProblem(
-                tokens, offsets, y_ids, self._candidates(token_values(sentences, "form")),
-                self.label_vectors == "onehot")
+        problem = self._problem(sentences,
+                                class_ids(self.classes_, [tag for seq in tags for tag in seq]))
         V = np.vstack([self.coef_.T, self.intercept_])
         return objective(problem, self.label_vectors_, V, self.transition_matrix_, self.alpha,
                          self.nuclear_penalty)
