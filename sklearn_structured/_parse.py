@@ -111,8 +111,8 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
         _check_not_empty(first, document)
         return ConlluDocument(sentences, source=first.source, newline=first.newline)
     if isinstance(output, (str, os.PathLike)):
-        with atomic_path(output) as temporary, open_text(temporary, "w") as file:
-            return _write(annotated, file, document)
+        with atomic_path(output) as temporary:
+            return _write(annotated, temporary, document)
     return _write(annotated, output, document)
 
 

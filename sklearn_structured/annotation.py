@@ -133,8 +133,9 @@ class _PipelineAnnotator(Annotator):
             for _, step in self.pipeline.steps[:-1]:
                 tagged = step.transform(tagged)
             written = set(self.writes)
-            tags = {field: [[token.get(field) if field in written else None for token in sentence]
-                            for sentence in tagged] for field in TAG_FIELDS}
+            tags = {field: [[token.get(field) for token in sentence] if field in written
+                            else [None] * len(sentence) for sentence in tagged]
+                    for field in TAG_FIELDS}
             parser = self.pipeline.steps[-1][1]
             return parser._written(document, parser.predict(tagged), tags)
 
@@ -205,14 +206,14 @@ def pipeline_targets(model):
     return tuple(field for field in annotator.writes if field in TAG_FIELDS)
 
 
-def check_pipeline_fields(steps, given=(FORM,)):
+def check_pipeline_fields(steps):
     """Refuse ``(name, step)`` pairs where a step reads a token field that neither
-    ``given`` (what the input holds) nor an earlier step's ``writes`` provides.
+    the input (its forms) nor an earlier step's ``writes`` provides.
 
     A step that declares nothing (not an :class:`Annotator`) is taken to read
     nothing and pass every field on.
     """
-    available = set(given)
+    available = {FORM}
     for name, step in steps:
         if not isinstance(step, Annotator):
             continue
