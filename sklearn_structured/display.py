@@ -69,7 +69,7 @@ class _Tree:
     """The words, heads, labels and multiword tokens of one sentence."""
 
     def __init__(self, sentence):
-        words = [row for row in sentence.rows if row[0].isdigit()]
+        words = sentence.words
         self.forms = [row[1] for row in words]
         self.upos = ["" if row[3] == "_" else row[3] for row in words]
         self.heads = [int(row[6]) if row[6].isdigit() else None for row in words]

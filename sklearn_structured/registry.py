@@ -48,6 +48,7 @@ ESTIMATORS = (
     Entry("TextPipeline", "pipeline", PIPELINE),
 )
 BY_NAME = {entry.name: entry for entry in ESTIMATORS}
+BY_COMMAND = {entry.command_name: entry for entry in ESTIMATORS if entry.command_name}
 
 # the public functions of the package root, by the module that defines each
 FUNCTIONS = {
@@ -66,11 +67,10 @@ def names(role):
 def estimator_class(name):
     """The class of a command-line name (``"lowrank"``) or a class name
     (``"LowRankTensorParser"``), imported on first use."""
-    by_command = {e.command_name: e for e in ESTIMATORS if e.command_name}
-    entry = by_command.get(name) or BY_NAME.get(name)
+    entry = BY_COMMAND.get(name) or BY_NAME.get(name)
     if entry is None:
         raise ValueError(f"unknown estimator {name!r}; known: "
-                         f"{', '.join(sorted(by_command) + sorted(BY_NAME))}")
+                         f"{', '.join(sorted(BY_COMMAND) + sorted(BY_NAME))}")
     return getattr(importlib.import_module(f"{__package__}.{entry.module}"), entry.name)
 
 
