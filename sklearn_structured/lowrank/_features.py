@@ -282,6 +282,22 @@ def add_between(between, start, n, h, b, xpos, upos):
         count[d] += 1.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def add_between_score(s, between, start, n, h, m, xpos, upos, n_features, theta):
+    """``s`` plus the weights of :func:`between_feature_ids`'s features times their
+    values, added where they are hashed: written out and read back they cost the
+    arc scores more than their hashing."""
+    _, head, count, size = between
+    dd = arc_bucket(h, m) + 1
+    for c in range(2):
+        mp = (upos if c else xpos)[start + m]
+        for e in range(c * n, c * n + size[c]):
+            r0 = table_row(hash_tail(head[e], mp, 0, 0), n_features)
+            r1 = table_row(hash_tail(head[e], mp, dd, 0), n_features)
+            s += count[e] * (theta[r0] + theta[r1])
+    return s
+
+
 @njit(cache=True, nogil=True)
 def between_feature_ids(start, n, h, m, xpos, upos, n_features, between, out, weights):
     """The in-between features of h -> m: theta indices into ``out`` and values into
@@ -291,7 +307,7 @@ def between_feature_ids(start, n, h, m, xpos, upos, n_features, between, out, we
     m; each of its tags, of both sets, gives a feature alone and one
     conjoined with direction and binned distance, as in
     :func:`arc_feature_ids`, valued by its count. The arc scores sum the same
-    features without writing them out.
+    features without writing them out (:func:`add_between_score`).
     """
     _, head, count, size = between
     dd = arc_bucket(h, m) + 1

@@ -28,12 +28,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..kernels.hashing import hash_tail, table_row
 from ..kernels.sorting import stable_argsort
 from ._features import (
     BIAS_BUCKET,
     N_ARC_BUCKETS,
     add_between,
+    add_between_score,
     arc_bucket,
     arc_feature_ids,
     between_feature_ids,
@@ -126,16 +126,8 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
                     for j in range(k):
                         s += theta[buf[j]]
                     if pos:
-                        # between_feature_ids's features, summed where they are made:
-                        # written out and read back they cost more than their hashing
-                        _, head, count, size = between
-                        dd = arc_bucket(h, m) + 1
-                        for c in range(2):
-                            mp = (upos if c else xpos)[start + m]
-                            for e in range(c * n, c * n + size[c]):
-                                r0 = table_row(hash_tail(head[e], mp, 0, 0), n_features)
-                                r1 = table_row(hash_tail(head[e], mp, dd, 0), n_features)
-                                s += count[e] * (theta[r0] + theta[r1])
+                        s = add_between_score(s, between, start, n, h, m, xpos, upos,
+                                              n_features, theta)
                         add_between(between, start, n, h, m, xpos, upos)
                     s *= gamma
                 if gamma < 1.0:
