@@ -11,8 +11,7 @@ reads and writes CoNLL-U only, and the synthetic corpus alone would load a
 package of tree kernels.
 """
 
-import importlib
-
+from .._lazy import lazy_attributes
 from ._base import get_data_home
 from ._conllu import ConlluDocument, ConlluSentence, load_conllu, read_conllu, write_conllu
 
@@ -47,12 +46,4 @@ __all__ = [
     "write_conllu",
 ]
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
