@@ -235,6 +235,11 @@ def table_rows(text):
     return [[cell.strip() for cell in line.strip()[1:-1].split(" | ")] for line in body]
 
 
+def field_values(X, field):
+    """The values of ``field`` of every token, a list per sentence (gold tags to score)."""
+    return [[token[field] for token in sentence] for sentence in X]
+
+
 def mean_sd(values, scale=1.0, digits=2):
     """``mean ± sd`` over seeds (population sd), or the single value of one seed."""
     import numpy as np  # not at the top: a measure sets its BLAS thread count before numpy loads

@@ -57,7 +57,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+from benchmarks.base import (SETTINGS, code_description, data_home, load_treebank, markdown_table,
+                             timed, write_section)
 
 
 LENGTH_BINS = [(1, 5), (6, 10), (11, 20), (21, 30), (31, 50), (51, 10**6)]
@@ -718,18 +719,6 @@ def rerank_reading(r):
         + f"; 95% CI [{100 * r['gain_ci'][0]:+.2f}, {100 * r['gain_ci'][1]:+.2f}]).")
 
 
-def code_version():
-    """The commit measured, marked when the working tree has uncommitted changes."""
-    import subprocess
-
-    def git(*args):
-        return subprocess.run(["git", *args], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + (" with uncommitted changes" if git("status", "--porcelain", "-uno") else "")
-
-
 def private_directory(path):
     """Create ``path`` (mode 0700) or check an existing one: the cache is unpickled, so a
     folder others can write to (such as a fixed name under /tmp) would let them run code."""
@@ -809,7 +798,7 @@ def main(argv=None):
                 "_strip" if args.spectral_strip_punctuation else "")
         figures["load_average"] = os.getloadavg()[0]
         figures["command"] = SETTINGS.command
-        figures["commit"] = code_version()
+        figures["commit"] = code_description()
         (cache_dir / f"{part}.json").write_text(json.dumps(figures, indent=1))
     cache = {p.stem: json.loads(p.read_text()) for p in cache_dir.glob("*.json")}
     body = render(cache)

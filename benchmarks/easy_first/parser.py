@@ -27,7 +27,8 @@ from pathlib import Path
 from sklearn_structured.easy_first import EasyFirstBeamParser, EasyFirstBeamTagger
 from sklearn_structured.metrics import attachment_score, token_accuracy
 
-from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+from benchmarks.base import (SETTINGS, data_home, field_values, load_treebank, markdown_table,
+                             timed, write_section)
 
 
 PARTS = ("parser", "tagger", "pipeline", "second")
@@ -67,10 +68,6 @@ def part_parser(args):
             "n_test": len(test[0]), "epochs": args.epochs}
 
 
-def _tags(X, field):
-    return [[token[field] for token in sentence] for sentence in X]
-
-
 def crfsuite_figures(tagger, X, Xt, field, repeats):
     """sklearn-crfsuite (first-order CRF, L-BFGS) on the static features of ``tagger``."""
     try:
@@ -83,16 +80,16 @@ def crfsuite_figures(tagger, X, Xt, field, repeats):
                 for sentence in tagger.static_features(X)]
 
     crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=100)
-    train_seconds = timed(lambda: crf.fit(features(X), _tags(X, field))).wall
+    train_seconds = timed(lambda: crf.fit(features(X), field_values(X, field))).wall
     predicted, seconds, _ = timed(lambda: crf.predict(features(Xt)), repeats)
-    return {"accuracy": token_accuracy(_tags(Xt, field), predicted), "sent_per_s": len(Xt) / seconds,
+    return {"accuracy": token_accuracy(field_values(Xt, field), predicted), "sent_per_s": len(Xt) / seconds,
             "load": os.getloadavg()[0], "train_s": train_seconds}
 
 
 def part_tagger(args):
     X, _ = load_treebank("en_ewt", "train")
     Xt, _ = load_treebank("en_ewt", "test")
-    gold = _tags(Xt, "xpos")
+    gold = field_values(Xt, "xpos")
     rows, taggers = [], []
     for beam in args.tagger_beams:
         tagger, train_seconds, _ = timed(lambda: EasyFirstBeamTagger(
@@ -124,7 +121,7 @@ def part_pipeline(args):
     )
     pipe.fit(X, y)
     predicted_tags = pipe[0].transform(raw)
-    tag_accuracy = token_accuracy(_tags(Xt, "upos"), _tags(predicted_tags, "upos"))
+    tag_accuracy = token_accuracy(field_values(Xt, "upos"), field_values(predicted_tags, "upos"))
     uas_pipeline = attachment_score(yt, pipe.predict(raw), X=Xt)
     gold_parser = EasyFirstBeamParser(beam_size=beam, n_epochs=args.epochs, pos="upos",
                                       random_state=0).fit(X, y)

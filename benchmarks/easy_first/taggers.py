@@ -25,14 +25,11 @@ import numpy as np
 
 from sklearn_structured.easy_first import EasyFirstBeamTagger
 
-from benchmarks.base import SETTINGS, data_home, load_treebank, markdown_table, timed, write_section
+from benchmarks.base import (SETTINGS, data_home, field_values, load_treebank, markdown_table,
+                             timed, write_section)
 
 
 NAMES = {"upos": "UPOS", "feats": "UFeats", "lemma": "Lemma"}
-
-
-def _gold(X, field):
-    return [[token[field] for token in sentence] for sentence in X]
 
 
 def _accuracy(gold, predicted, mask=None):
@@ -60,7 +57,7 @@ def run(treebank, target, seed, beam, epochs):
                                    random_state=seed).fit(X)
     for split in ("dev", "test"):
         Xe, _ = load_treebank(treebank, split)
-        gold = _gold(Xe, target)
+        gold = field_values(Xe, target)
         raw = [[{"form": t["form"]} for t in s] for s in Xe]  # forms only
         if target == "lemma":
             raw = upos.transform(raw)
@@ -74,7 +71,7 @@ def run(treebank, target, seed, beam, epochs):
                 seen=_accuracy(gold, predicted, known),
                 unseen=_accuracy(gold, predicted, [not k for k in known]),
                 unseen_share=1 - float(np.mean(known)),
-                upos_accuracy=_accuracy(_gold(Xe, "upos"), _gold(raw, "upos")),
+                upos_accuracy=_accuracy(field_values(Xe, "upos"), field_values(raw, "upos")),
                 form_dictionary=_accuracy(gold, tagger.predict(forms_only)),
                 gold_upos_dictionary=_accuracy(gold, tagger.predict(Xe)))
         print(treebank, target, seed, split, result[split], flush=True)

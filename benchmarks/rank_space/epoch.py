@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +38,7 @@ import numpy as np
 import sklearn_structured.rank_space as after
 from sklearn_structured.datasets import load_ptb_lm
 
-from benchmarks.base import REPOSITORY, data_home, markdown_table, write_section
+from benchmarks.base import REPOSITORY, data_home, markdown_table, timed, write_section
 
 
 def import_base(revision, folder):
@@ -60,12 +59,6 @@ def make(package, model, size, args, **batching):
     if model == "hmm":
         return package.RankSpaceHMM(n_states=size, **common, **batching)
     return package.RankSpacePCFG(n_nonterminals=size, n_preterminals=2 * size, **common, **batching)
-
-
-def fit_seconds(estimator, sentences):
-    tic = time.perf_counter()
-    estimator.fit(sentences)
-    return time.perf_counter() - tic
 
 
 def arguments(argv):
@@ -121,7 +114,7 @@ def main(argv=None):
             seconds = {name: [] for name in runs}
             for _ in range(args.repeats):
                 for name, build in runs.items():
-                    seconds[name].append(fit_seconds(build(), sentences))
+                    seconds[name].append(timed(lambda: build().fit(sentences)).wall)
                     print(size, name, f"{seconds[name][-1]:.1f} s", flush=True)
             median = {name: float(np.median(values)) for name, values in seconds.items()}
             rows.append((size, args.rank, f"{median['before']:.1f}", f"{median['after']:.1f}",
