@@ -357,9 +357,10 @@ def hmm_rank_forward(start_rank, K, emit, lengths):
     read). At step t the sequences still running are a prefix of the batch,
     so each step is one matrix product over them. Returns ``(log_p,
     scaled, predicted, step_log)``: the log-probabilities ``(b,)``, the
-    forward vectors normalised to sum one ``(T, b, r)``, the vectors before
-    the emission ``(T, b, r)`` and the log normalisers ``(T, b)`` (their sum
-    over a sequence's steps is its ``log_p``).
+    forward vectors normalised to sum one ``(T, b, r)`` (zero past a
+    sequence's end), the vectors before the emission ``(T, b, r)`` and the
+    log normalisers ``(T, b)`` (their sum over a sequence's steps is its
+    ``log_p``).
     """
     length, batch, r = emit.shape
     scaled = np.zeros((length, batch, r), emit.dtype)
@@ -373,14 +374,21 @@ def hmm_rank_forward(start_rank, K, emit, lengths):
             for s in range(active):
                 predicted[0, s] = start_rank
         else:
-            predicted[t, :active] = np.dot(np.ascontiguousarray(scaled[t - 1, :active]), K)
+            # written in place: the product is the epoch's cost, a copy of it would not be free
+            np.dot(scaled[t - 1, :active], K, predicted[t, :active])
         for s in range(active):
-            row = predicted[t, s] * emit[t, s]
-            total = row.sum()
+            total = 0.0
+            for q in range(r):
+                value = predicted[t, s, q] * emit[t, s, q]
+                scaled[t, s, q] = value
+                total += value
             if total > 0.0:
-                scaled[t, s] = row / total
+                inverse = 1.0 / total
+                for q in range(r):
+                    scaled[t, s, q] *= inverse
                 step_log[t, s] = np.log(total)
             else:
+                scaled[t, s] = 0.0
                 step_log[t, s] = -np.inf
             log_p[s] += step_log[t, s]
     return log_p, scaled, predicted, step_log
@@ -398,26 +406,37 @@ def hmm_rank_backward(K, emit, lengths, scaled, predicted, step_log):
     """
     length, batch, r = emit.shape
     dtype = emit.dtype
-    K_grad = np.zeros((r, r), dtype)
     emit_grad = np.zeros_like(emit)
     start_rank_grad = np.zeros(r, dtype)
     beta = np.ones((batch, r), dtype)
     K_t = np.ascontiguousarray(K.T)
+    # The rows of the sequences running at each step t > 0, packed (no padding):
+    # d log p / d (pre-normalisation vector at t) = beta_t / c_t, and the scaled
+    # vector at t - 1 it multiplies; K's gradient is then one product over all steps.
+    first_row = np.zeros(length + 1, np.int64)
+    for t in range(1, length):
+        first_row[t + 1] = first_row[t] + _active(lengths, t, batch)
+    through = np.empty((first_row[length], r), dtype)
+    previous = np.empty((first_row[length], r), dtype)
+    through_start = np.empty((batch, r), dtype)
     for t in range(length - 1, -1, -1):
         active = _active(lengths, t, batch)
-        # d log p / d (pre-normalisation vector at t) = beta_t / c_t
-        through = np.empty((active, r), dtype)
+        rows = through[first_row[t]:first_row[t] + active] if t > 0 else through_start[:active]
         for s in range(active):
-            weighted = beta[s] * np.exp(-step_log[t, s])
-            emit_grad[t, s] = predicted[t, s] * weighted
-            through[s] = weighted * emit[t, s]
+            inverse_total = np.exp(-step_log[t, s])
+            for q in range(r):
+                weighted = beta[s, q] * inverse_total
+                emit_grad[t, s, q] = predicted[t, s, q] * weighted
+                rows[s, q] = weighted * emit[t, s, q]
         if t > 0:
-            previous = np.ascontiguousarray(scaled[t - 1, :active])
-            K_grad += np.dot(previous.T, through)
-            beta[:active] = np.dot(through, K_t)
+            previous[first_row[t]:first_row[t] + active] = scaled[t - 1, :active]
+            np.dot(rows, K_t, beta[:active])
         else:
             for s in range(active):
-                start_rank_grad += through[s]
+                start_rank_grad += rows[s]
+    K_grad = np.zeros((r, r), dtype)
+    if first_row[length] > 0:
+        np.dot(previous.T, through, K_grad)
     return start_rank_grad, K_grad, emit_grad
 
 
