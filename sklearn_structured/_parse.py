@@ -83,37 +83,54 @@ def parse(model, document, *, input_format="conllu", output=None, presegmented=F
         a sentence without any of the tags the parser reads, naming its
         lines. A file ``output`` is then not written.
     """
+    annotator, chunks = input_chunks(
+        model, document, input_format=input_format, presegmented=presegmented,
+        token_ranges=token_ranges, expand_multiword=expand_multiword,
+        max_sentence_length=max_sentence_length, sent_id_prefix=sent_id_prefix)
+    annotated = _annotated_chunks(annotator, chunks)
+    if output is None:
+        return joined(annotated, document)
+    if isinstance(output, (str, os.PathLike)):
+        with atomic_path(output) as temporary:
+            return _write(annotated, temporary, document)
+    return _write(annotated, output, document)
+
+
+def input_chunks(model, document, *, input_format="conllu", presegmented=False,
+                 token_ranges=False, expand_multiword=None,
+                 max_sentence_length=MAX_SENTENCE_LENGTH, sent_id_prefix=""):
+    """``(annotator, chunks)``: ``model`` as an annotator and :func:`parse`'s input as
+    a lazy sequence of ConlluDocuments, the options checked as ``parse`` does."""
     annotator = as_annotator(model)
     check_input_format(document, input_format)
     if input_format == "text":
         if not isinstance(model, TextPipeline):
             raise ValueError(f"a {type(model).__name__} has no tokeniser to read raw text: give "
                              "a TextPipeline (sklearn-structured train --estimator pipeline)")
-        chunks = text_documents(
+        return annotator, text_documents(
             model.tokenizer_, TextReader(document), presegmented=presegmented,
             token_ranges=token_ranges, expand_multiword=expand_multiword,
             max_sentence_length=max_sentence_length, sent_id_prefix=sent_id_prefix)
-    elif input_format != "conllu":
+    if input_format != "conllu":
         raise ValueError(f"input_format must be 'conllu' or 'text', got {input_format!r}")
-    elif presegmented or token_ranges or expand_multiword is not None or sent_id_prefix:
+    if presegmented or token_ranges or expand_multiword is not None or sent_id_prefix:
         raise ValueError("presegmented, token_ranges, expand_multiword and sent_id_prefix "
                          "apply to input_format='text' only")
-    elif isinstance(document, ConlluDocument):
-        chunks = (document[i:i + CONLLU_CHUNK] for i in range(0, len(document), CONLLU_CHUNK))
-    else:
-        chunks = read_conllu_batches(document, CONLLU_CHUNK)
-    annotated = _annotated_chunks(annotator, chunks)
-    if output is None:
-        sentences, first = [], None
-        for chunk in annotated:
-            first = first or chunk
-            sentences += chunk.sentences
-        _check_not_empty(first, document)
-        return ConlluDocument(sentences, source=first.source, newline=first.newline)
-    if isinstance(output, (str, os.PathLike)):
-        with atomic_path(output) as temporary:
-            return _write(annotated, temporary, document)
-    return _write(annotated, output, document)
+    if isinstance(document, ConlluDocument):
+        return annotator, (document[i:i + CONLLU_CHUNK]
+                           for i in range(0, len(document), CONLLU_CHUNK))
+    return annotator, read_conllu_batches(document, CONLLU_CHUNK)
+
+
+def joined(chunks, document):
+    """The ConlluDocuments ``chunks`` of the input ``document`` as one document (with
+    the first chunk's source and line ending); refuses an input without sentences."""
+    sentences, first = [], None
+    for chunk in chunks:
+        first = first or chunk
+        sentences += chunk.sentences
+    _check_not_empty(first, document)
+    return ConlluDocument(sentences, source=first.source, newline=first.newline)
 
 
 def _check_not_empty(first_chunk, document):

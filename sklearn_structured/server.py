@@ -7,8 +7,9 @@ user guide's page "Seeing and serving parses" for the differences. ``GET /``
 is a page to paste text into and see its trees.
 
 It is the standard library's HTTP server: every connection gets a thread of a
-bounded pool (``max_connections``), and the annotation runs in a second pool
-of ``workers`` threads, whose numba kernels release the GIL. A request larger
+bounded pool (``max_connections``), and the annotation runs in ``workers``
+processes forked once the models are loaded; small requests that wait at the
+same time are annotated together (see :class:`Annotator`). A request larger
 than ``max_request_bytes`` is refused before its body is read; one that is
 not answered within ``timeout`` seconds gets 503 and its annotation stops at
 the next chunk of input it reads (see :func:`sklearn_structured.parse`). A
@@ -16,10 +17,15 @@ request names models only by the names given at start; its data are read
 from memory and nothing is written but the response.
 """
 
+import collections
 import concurrent.futures
 import http.server
 import io
+import itertools
 import json
+import multiprocessing
+import os
+import signal
 import sys
 import threading
 import time
@@ -29,9 +35,9 @@ from email import policy
 from email.parser import BytesParser
 
 from . import registry
-from ._parse import parse
+from ._parse import input_chunks, joined, parse
 from .annotation import role_of
-from .datasets import write_conllu
+from .datasets import ConlluDocument, write_conllu
 from .fields import COLUMNS
 from .pipeline import TextPipeline
 
@@ -39,6 +45,8 @@ MAX_REQUEST_BYTES = 1024 * 1024
 TIMEOUT = 60.0
 MAX_CONNECTIONS = 256
 _MAX_FIELDS = 32
+# requests of at most this much data are annotated together (see Annotator)
+_BATCH_BYTES = 64 * 1024
 _BOOLEAN = {"": True, "1": True, "true": True, "yes": True, "on": True,
             "0": False, "false": False, "no": False, "off": False}
 _INPUTS = ("conllu", "text", "presegmented")
@@ -59,6 +67,10 @@ class RequestError(Exception):
 
 class _Cancelled(Exception):
     """Raised inside an annotation whose request has been given up."""
+
+
+# what a given-up request is finished with (nobody waits for the answer any more)
+_CANCELLED = RequestError(503, "the request was given up")
 
 
 class _CancellableBytes(io.BytesIO):
@@ -209,8 +221,196 @@ def _as_json(document):
             for sentence in document]
 
 
+class _Job:
+    """One ``POST /process``: its model, data and options, and, once done, its
+    result or the error to answer with. ``cancelled`` is anything with
+    ``is_set()``: an event here, the shared flag of :class:`_SharedCancel` in a
+    worker process."""
+
+    _ids = itertools.count()
+
+    def __init__(self, model_name, data, input_format, options, output, draw, *,
+                 cancelled=None, job_id=None):
+        self.model_name, self.data = model_name, data
+        self.input_format, self.options = input_format, options
+        self.output, self.draw = output, draw
+        self.id = next(self._ids) if job_id is None else job_id
+        self.cancelled = threading.Event() if cancelled is None else cancelled
+        self.done = threading.Event()
+        self.result = self.error = None
+        self.worker = None  # the worker process it was sent to
+
+    @property
+    def batchable(self):
+        return len(self.data) <= _BATCH_BYTES
+
+    def message(self):
+        """What a worker process needs to annotate it (plain data, pickled to the pipe)."""
+        return (self.id, self.model_name, self.data, self.input_format, self.options,
+                self.output, self.draw)
+
+    def finish(self, result=None, error=None):
+        self.result, self.error = result, error
+        self.done.set()
+
+
+class _SharedCancel:
+    """A worker process's view of whether the request it is annotating was given up:
+    the server's process writes the request's id into ``shared``."""
+
+    def __init__(self, shared, job_id):
+        self.shared, self.job_id = shared, job_id
+
+    def is_set(self):
+        return self.shared.value == self.job_id
+
+
+def _annotate(models, batch):
+    """Annotate the requests of ``batch`` (one model), finishing each: several together
+    in one call of the annotator, the answers those of each alone."""
+    if len(batch) == 1:
+        _annotate_alone(models, batch[0])
+        return
+    model = models[batch[0].model_name]
+    inputs = []
+    for job in batch:
+        source = _source(job)
+        try:
+            annotator, chunks = input_chunks(model, source, input_format=job.input_format,
+                                             **job.options)
+            inputs.append((job, joined(chunks, source)))
+        except ValueError as error:
+            job.finish(error=RequestError(400, str(error)))
+        except _Cancelled:
+            job.finish(error=_CANCELLED)
+    if not inputs:
+        return
+    together = ConlluDocument([sentence for _, document in inputs for sentence in document])
+    try:
+        annotated = annotator._annotated(together).sentences
+    except ValueError:  # each alone, so that the error names its request's lines
+        for job, _ in inputs:
+            _annotate_alone(models, job)
+        return
+    done = 0
+    for job, document in inputs:
+        sentences = annotated[done:done + len(document)]
+        done += len(sentences)
+        job.finish(_response(job, ConlluDocument(sentences, source=document.source,
+                                                 newline=document.newline)))
+
+
+def _annotate_alone(models, job):
+    """One request by :func:`~sklearn_structured.parse`, a chunk of its input at a time:
+    one given up stops at its next chunk."""
+    try:
+        document = parse(models[job.model_name], _source(job), input_format=job.input_format,
+                         output=None, **job.options)
+        job.finish(_response(job, document))
+    except ValueError as error:
+        job.finish(error=RequestError(400, str(error)))
+    except _Cancelled:
+        job.finish(error=_CANCELLED)
+
+
+def _source(job):
+    return _CancellableBytes(job.data, job.cancelled, "data")
+
+
+def _response(job, document):
+    result = {"result": write_conllu(document) if job.output == "conllu" else _as_json(document)}
+    if job.draw:  # the drawing code is loaded by the first request that asks for it
+        from .display import sentence_svg
+
+        result["svg"] = [sentence_svg(sentence) for sentence in document]
+    return result
+
+
+def _internal_error(error):
+    traceback.print_exc(file=sys.stderr)
+    return RequestError(500, f"internal error: {type(error).__name__}: {error}")
+
+
+def _annotate_batches(models, connection, cancel, not_ours):
+    """A worker process: annotate the batches the server's process sends, until it sends
+    None or goes away. Ctrl-C and SIGTERM are the server's process's to handle: it
+    answers the requests in flight, then stops its workers. ``not_ours``: the server's
+    ends of the pipes, copied by the fork, closed so that its exit is seen here."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for end in not_ours:
+        end.close()
+    while True:
+        try:
+            messages = connection.recv()
+        except EOFError:
+            return
+        if messages is None:
+            return
+        batch = [_Job(*fields, job_id=job_id, cancelled=_SharedCancel(cancel, job_id))
+                 for job_id, *fields in messages]
+        try:
+            _annotate(models, batch)
+        except Exception as error:  # a bug: every request of the batch answers 500
+            failure = _internal_error(error)
+            for job in batch:
+                if not job.done.is_set():
+                    job.finish(error=failure)
+        connection.send([(job.result, job.error and (job.error.status, str(job.error)))
+                         for job in batch])
+
+
+class _WorkerProcess:
+    """A forked process with the models, which annotates the batches of one
+    dispatching thread of the server's process."""
+
+    def __init__(self, models, context, earlier):
+        self.connection, child = context.Pipe()
+        self.cancel = context.Value("q", -1, lock=False)
+        not_ours = [self.connection, *(worker.connection for worker in earlier)]
+        self.process = context.Process(target=_annotate_batches, name="annotate",
+                                       args=(models, child, self.cancel, not_ours), daemon=True)
+        self.process.start()
+        child.close()
+
+    def annotate(self, batch):
+        """Send ``batch`` and finish each request with the answer; a process that died
+        answers 500 (and annotates nothing more)."""
+        try:
+            self.connection.send([job.message() for job in batch])
+            answers = self.connection.recv()
+        except (EOFError, OSError):
+            for job in batch:
+                job.finish(error=RequestError(500, "internal error: the worker process "
+                                              "ended; restart the server"))
+            return False
+        for job, (result, error) in zip(batch, answers):
+            job.finish(result, error and RequestError(*error))
+        return True
+
+    def stop(self):
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join()
+
+
 class Annotator:
-    """The models a server answers with, and the worker threads that apply them.
+    """The models a server answers with, and the workers that apply them.
+
+    Each worker is a process forked from this one once the models are loaded
+    (their arrays stay shared until written), so that workers use as many
+    cores, not only where the numba kernels release the GIL. A thread of this
+    process feeds each: it takes the oldest waiting request and, when that
+    is small, the other small ones waiting for the same model, and the worker
+    reads each (tokenising raw text), tags and parses all their sentences in
+    one call, and answers each with its own: what a call costs beyond its
+    sentences is then paid once per batch instead of once per request. The
+    answers are those of :func:`~sklearn_structured.parse` on each request
+    alone (the annotators treat every sentence on its own). A large request
+    is annotated alone, a chunk of input at a time. Where ``os.fork`` does
+    not exist, the workers are threads of this process.
 
     Parameters
     ----------
@@ -225,8 +425,12 @@ class Annotator:
             raise ValueError("a server needs at least one model")
         self.models = dict(models)
         self.default = next(iter(self.models))
-        self.pool = concurrent.futures.ThreadPoolExecutor(workers, "annotate")
         self.workers = workers
+        self._waiting = collections.deque()
+        self._changed = threading.Condition()
+        self._closing = False
+        self._processes = None
+        self._dispatchers = []  # started by the first request, after the fork
 
     def listing(self):
         """``GET /models``: UDPipe's listing of the models and what each does."""
@@ -240,6 +444,18 @@ class Annotator:
             if "tokenizer" in capabilities(model):
                 parse(model, io.BytesIO(b"Warm up."), input_format="text")
 
+    def start(self):
+        """Warm the models up, then fork the worker processes. Call it before this
+        process starts any thread: a fork copies only the thread that calls it."""
+        self.warm_up()
+        if hasattr(os, "fork"):
+            context = multiprocessing.get_context("fork")
+            self._processes = []
+            for _ in range(self.workers):
+                self._processes.append(_WorkerProcess(self.models, context, self._processes))
+        else:
+            self._processes = [None] * self.workers
+
     def process(self, fields, deadline):
         """The response to ``POST /process`` with these fields, or a RequestError."""
         name = fields.get("model") or self.default
@@ -250,36 +466,84 @@ class Annotator:
         if output not in _OUTPUTS:
             raise RequestError(400, f"output {output!r} is not one of {', '.join(_OUTPUTS)}")
         input_format, options = _parse_options(fields)
-        draw = _boolean(fields, "svg")
-        cancelled = threading.Event()
-        job = self.pool.submit(self._annotate, self.models[name], fields["data"], cancelled,
-                               input_format, options, output, draw)
-        try:
-            result = job.result(timeout=max(0.0, deadline - time.monotonic()))
-        except concurrent.futures.TimeoutError:
-            cancelled.set()
+        job = _Job(name, fields["data"], input_format, options, output, _boolean(fields, "svg"))
+        with self._changed:
+            if self._processes is None:
+                raise RuntimeError("Annotator.start() was not called")
+            if not self._dispatchers:
+                for number, worker in enumerate(self._processes):
+                    dispatcher = threading.Thread(target=self._dispatch, args=(worker,),
+                                                  name=f"annotate-{number}", daemon=True)
+                    dispatcher.start()
+                    self._dispatchers.append(dispatcher)
+            self._waiting.append(job)
+            self._changed.notify()
+        if not job.done.wait(max(0.0, deadline - time.monotonic())):
+            job.cancelled.set()
+            if job.worker is not None:
+                job.worker.cancel.value = job.id
             raise RequestError(503, "the request took longer than the server's time limit "
-                               "(send less data at once)") from None
-        return {"model": name, "acknowledgements": [], **result}
+                               "(send less data at once)")
+        if job.error is not None:
+            raise job.error
+        return {"model": name, "acknowledgements": [], **job.result}
 
-    @staticmethod
-    def _annotate(model, data, cancelled, input_format, options, output, draw):
-        if cancelled.is_set():  # given up while it waited for a worker
-            raise _Cancelled
-        source = _CancellableBytes(data, cancelled, "data")
-        try:
-            document = parse(model, source, input_format=input_format, output=None, **options)
-        except ValueError as error:
-            raise RequestError(400, str(error)) from None
-        result = {"result": write_conllu(document) if output == "conllu" else _as_json(document)}
-        if draw:  # the drawing code is loaded by the first request that asks for it
-            from .display import sentence_svg
+    def _dispatch(self, worker):
+        """Feed one worker (a process, or None: annotate in this thread) batch after
+        batch until the annotator closes."""
+        working = True
+        while working:
+            with self._changed:
+                while not self._waiting and not self._closing:
+                    self._changed.wait()
+                if not self._waiting:
+                    break
+                batch = self._next_batch()
+                for job in batch:
+                    job.worker = worker
+            if not batch:
+                continue
+            if worker is not None:
+                working = worker.annotate(batch)
+                continue
+            try:
+                _annotate(self.models, batch)
+            except Exception as error:  # a bug: every request of the batch answers 500
+                failure = _internal_error(error)
+                for job in batch:
+                    if not job.done.is_set():
+                        job.finish(error=failure)
+        if worker is not None:
+            worker.stop()
 
-            result["svg"] = [sentence_svg(sentence) for sentence in document]
-        return result
+    def _next_batch(self):
+        """The oldest waiting request, with the other small ones for its model when it
+        is small itself, up to ``_BATCH_BYTES`` of data in all (the lock held)."""
+        first = self._waiting.popleft()
+        batch = [first]
+        if first.batchable:
+            size, kept = len(first.data), collections.deque()
+            while self._waiting:
+                job = self._waiting.popleft()
+                if (job.model_name == first.model_name and job.batchable
+                        and size + len(job.data) <= _BATCH_BYTES):
+                    batch.append(job)
+                    size += len(job.data)
+                else:
+                    kept.append(job)
+            self._waiting = kept
+        return [job for job in batch if not job.cancelled.is_set()]
 
     def close(self):
-        self.pool.shutdown(wait=True)
+        """Answer the requests waiting and in the workers, then stop the workers."""
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+        for dispatcher in self._dispatchers:
+            dispatcher.join()
+        if not self._dispatchers:  # never asked anything: the processes wait for work
+            for worker in filter(None, self._processes or ()):
+                worker.stop()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -25,12 +25,8 @@ def add_arguments(p):
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8001, help="port to listen on; 0: any free one")
     p.add_argument("--workers", type=int, default=1,
-                   help="annotations that run at once in each process (threads)")
-    p.add_argument("--processes", type=int, default=1,
-                   help="processes that share the port, each with the models (forked after "
-                   "loading them, so their memory is shared until written) and --workers "
-                   "threads: the Python code around the kernels holds the interpreter lock, "
-                   "so processes, not threads, use more cores")
+                   help="annotations that run at once: processes forked once the models are "
+                   "loaded (their memory stays shared until written), one a core")
     # the limits' defaults are udpipe_server's, kept in the server module (imported
     # only by this command's run, as it costs a tenth of a second)
     p.add_argument("--max-request-size", type=int, metavar="KB",
@@ -67,55 +63,30 @@ def run(args):
     request_kb = given(args.max_request_size, limits.MAX_REQUEST_BYTES // 1024)
     timeout = given(args.timeout, limits.TIMEOUT)
     connections = given(args.max_connections, limits.MAX_CONNECTIONS)
-    for option, value in (("--workers", args.workers), ("--processes", args.processes),
+    for option, value in (("--workers", args.workers),
                           ("--max-connections", connections),
                           ("--max-request-size", request_kb), ("--timeout", timeout)):
         if value <= 0:
             raise CommandError(f"{option} must be positive, got {value}")
     models = _named_models(args.model, args.allow_pickle)
     annotator = Annotator(models, args.workers)
-    annotator.warm_up()
+    annotator.start()
     server = AnnotationServer(
         (args.host, args.port), annotator,
         max_request_bytes=request_kb * 1024, timeout=timeout, max_connections=connections,
         verbose=args.verbose)
     host, port = server.server_address[:2]
-    first_pid = os.getpid()
-    children = _fork(server, args.processes)
 
     def stop(signum, frame):
-        for child in children:
-            os.kill(child, signal.SIGTERM)
         # shutdown waits for serve_forever's loop, which runs in this thread
         threading.Thread(target=server.shutdown).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    if os.getpid() == first_pid:
-        print(f"serving {', '.join(models)} on http://{host}:{port}/ with "
-              f"{args.processes} process{'es' * (args.processes > 1)} of {args.workers} "
-              f"worker{'s' * (args.workers > 1)}", file=sys.stderr, flush=True)
+    print(f"serving {', '.join(models)} on http://{host}:{port}/ with {args.workers} "
+          f"worker{'s' * (args.workers > 1)}", file=sys.stderr, flush=True)
     server.serve_forever(poll_interval=0.2)
     server.server_close()  # answers the requests in flight first
-    for child in children:
-        os.waitpid(child, 0)
-    if os.getpid() == first_pid:
-        print("stopped after answering the requests in flight", file=sys.stderr, flush=True)
+    print("stopped after answering the requests in flight", file=sys.stderr, flush=True)
     return 0
 
-
-def _fork(server, processes):
-    """Fork the other processes of the server, which accept on its socket too; their
-    ids in the first process, none in the others. Only this thread exists yet (the
-    pools start their threads on first use), so the children start whole."""
-    if processes == 1:
-        return []
-    # a process woken for a connection another took must not wait in accept
-    server.socket.setblocking(False)
-    children = []
-    for _ in range(processes - 1):
-        child = os.fork()
-        if child == 0:
-            return []
-        children.append(child)
-    return children

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 import urllib.parse
@@ -146,6 +147,48 @@ def test_a_request_past_the_time_limit_gets_503_and_frees_its_worker():
         assert running.stop() == 0
 
 
+def test_small_requests_that_wait_together_are_annotated_together_as_each_alone(monkeypatch):
+    from sklearn_structured.server import Annotator, RequestError, _WorkerProcess
+    from sklearn_structured.utils import load_model
+
+    annotator = Annotator({"sample": load_model(sample_model_path())}, workers=1)
+    annotator.start()
+    batches = []
+    annotate = _WorkerProcess.annotate
+    monkeypatch.setattr(_WorkerProcess, "annotate",
+                        lambda self, batch: batches.append(len(batch)) or annotate(self, batch))
+    answers = {}
+
+    def send(key, data):
+        try:
+            answers[key] = annotator.process({"data": data, "input": "text"},
+                                             time.monotonic() + 300)["result"]
+        except RequestError as error:
+            answers[key] = error
+
+    # a request over the batching limit keeps the one worker busy while the others wait
+    long_text = "\n\n".join([GOOD] * 2000)
+    first = threading.Thread(target=send, args=("long", long_text.encode()))
+    first.start()
+    while not batches:
+        time.sleep(0.01)
+    small = {"good": GOOD, "short": "It rains.", "two lines": "One line.\nAnother line."}
+    others = [threading.Thread(target=send, args=(key, text.encode()))
+              for key, text in small.items()]
+    others.append(threading.Thread(target=send, args=("not UTF-8", b"caf\xe9 au lait")))
+    for thread in others:
+        thread.start()
+    for thread in [first, *others]:
+        thread.join()
+    annotator.close()
+    assert batches == [1, 4]
+    assert answers["long"] == expected(long_text)
+    for key, text in small.items():
+        assert answers[key] == expected(text), key
+    error = answers["not UTF-8"]
+    assert error.status == 400 and "not UTF-8" in str(error)
+
+
 def test_sigterm_answers_the_request_in_flight_then_exits():
     running = Server("--workers", "1")
     text = "\n\n".join([GOOD] * 1500)
@@ -171,11 +214,16 @@ def _audit(event, args):
         os.write(2, f"AUDIT {args[1]!s} {args[2]} {args[0]}\\n".encode())
 sys.addaudithook(_audit)
 import sklearn_structured.server as _server
-_warm_up = _server.Annotator.warm_up
-def warm_up(self):
-    _warm_up(self)
+_start = _server.Annotator.start
+def start(self):
+    _start(self)
     os.environ["AUDIT_READY"] = "1"
-_server.Annotator.warm_up = warm_up
+_server.Annotator.start = start
+_annotate_batches = _server._annotate_batches
+def annotate_batches(*args):  # a worker process, from its first batch on
+    os.environ["AUDIT_READY"] = "1"
+    _annotate_batches(*args)
+_server._annotate_batches = annotate_batches
 """
 
 
@@ -210,9 +258,12 @@ def test_no_request_makes_the_server_open_a_file(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_processes_share_the_port_and_stop_together():
-    running = Server("--processes", "2", "--workers", "1")
+def test_worker_processes_answer_together_and_stop_with_the_server():
+    running = Server("--workers", "2")
     try:
+        workers = subprocess.run(["pgrep", "-P", str(running.process.pid)],
+                                 capture_output=True, text=True).stdout.split()
+        assert len(workers) == 2
         answers = []
         threads = [threading.Thread(target=lambda: answers.append(running.post(
             {"data": GOOD, "input": "text"}))) for _ in range(6)]
@@ -225,5 +276,6 @@ def test_processes_share_the_port_and_stop_together():
     finally:
         assert running.stop() == 0
     assert "stopped after answering" in "".join(running.lines)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", running.port), timeout=5)
