@@ -327,8 +327,20 @@ def _response(job, document):
 
 
 def _internal_error(error):
+    """A bug: the log gets the traceback, the client one line."""
     traceback.print_exc(file=sys.stderr)
     return RequestError(500, f"internal error: {type(error).__name__}: {error}")
+
+
+def _annotate_or_fail(models, batch):
+    """:func:`_annotate`, every request it left unanswered by a bug answering 500."""
+    try:
+        _annotate(models, batch)
+    except Exception as error:
+        failure = _internal_error(error)
+        for job in batch:
+            if not job.done.is_set():
+                job.finish(error=failure)
 
 
 def _annotate_batches(models, connection, cancel, not_ours):
@@ -349,13 +361,7 @@ def _annotate_batches(models, connection, cancel, not_ours):
             return
         batch = [_Job(*fields, job_id=job_id, cancelled=_SharedCancel(cancel, job_id))
                  for job_id, *fields in messages]
-        try:
-            _annotate(models, batch)
-        except Exception as error:  # a bug: every request of the batch answers 500
-            failure = _internal_error(error)
-            for job in batch:
-                if not job.done.is_set():
-                    job.finish(error=failure)
+        _annotate_or_fail(models, batch)
         connection.send([(job.result, job.error and (job.error.status, str(job.error)))
                          for job in batch])
 
@@ -506,13 +512,7 @@ class Annotator:
             if worker is not None:
                 working = worker.annotate(batch)
                 continue
-            try:
-                _annotate(self.models, batch)
-            except Exception as error:  # a bug: every request of the batch answers 500
-                failure = _internal_error(error)
-                for job in batch:
-                    if not job.done.is_set():
-                        job.finish(error=failure)
+            _annotate_or_fail(self.models, batch)
         if worker is not None:
             worker.stop()
 
@@ -607,9 +607,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except RequestError as error:
             self.close_connection = True
             self._send_json(error.status, {"error": str(error)})
-        except Exception as error:  # a bug: the client gets one line, the log the traceback
-            traceback.print_exc(file=sys.stderr)
-            self._send_json(500, {"error": f"internal error: {type(error).__name__}: {error}"})
+        except Exception as error:
+            self._send_json(500, {"error": str(_internal_error(error))})
 
     def _body(self):
         """The request's body, read only once its announced length is within the limit;
