@@ -558,7 +558,9 @@ def adam_update(param, grad, first, second, scale, learning_rate, beta1, beta2, 
 
 
 @njit(cache=True, nogil=True)
-def add_rows(out, ids, rows):
-    """``out[ids[k]] += rows[k]`` for every k (a scatter-add of rows)."""
+def add_rows(out, ids, rows, scale):
+    """``out[ids[k]] += scale * rows[k]`` for every k (a scatter-add of rows)."""
     for k in range(ids.shape[0]):
-        out[ids[k]] += rows[k]
+        i = ids[k]
+        for q in range(rows.shape[1]):
+            out[i, q] += scale * rows[k, q]

@@ -1,17 +1,22 @@
 """RankSpaceHMM: a hidden Markov language model with a jointly decomposed transition-emission factor."""
 
+from contextlib import nullcontext
 from numbers import Integral
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..kernels.rank_space import add_rows, hmm_rank_backward, hmm_rank_forward, hmm_state_viterbi
 from ..metrics import perplexity
 from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Interval
+from ..utils._threads import run_in_threads, thread_count
 from ._base import RankSpaceModelMixin, numba_threads, token_batches
 from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
 
 END = "<eos>"
+# tokens of a batch per share of the passes that the threads run (see _batch_gradients)
+_SHARE_TOKENS = 4096
 
 
 def time_major_batch(sentences):
@@ -66,7 +71,12 @@ class RankSpaceHMM(RankSpaceModelMixin):
         parameterisation and ``V^T U``, is then paid once per that many tokens.
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
-    lr_decay, lr_patience, n_epochs, max_vocabulary, min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, n_jobs, min_frequency
+    n_jobs : int or None
+        Threads: a batch of at least twice 4,096 tokens runs its forward and
+        backward passes in shares of its sentences on them, and the other
+        matrix products run on as many BLAS threads. The fitted model is the
+        same for every ``n_jobs``.
+    lr_decay, lr_patience, n_epochs, max_vocabulary, min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, min_frequency
         As for :class:`RankSpacePCFG`.
 
     Attributes
@@ -142,19 +152,40 @@ class RankSpaceHMM(RankSpaceModelMixin):
         words, lengths, order = batch
         U, V, W, start = probs["U"], probs["V"], probs["W"], probs["start"]
         start_rank, K = hmm_kernel_inputs(probs, U.dtype)
-        emit = W[words]
-        log_p, scaled, predicted, step_log = hmm_rank_forward(start_rank, K, emit, lengths)
-        start_rank_grad, K_grad, emit_grad = hmm_rank_backward(K, emit, lengths, scaled, predicted, step_log)
-        # the weight goes on the small arrays, before the products with the m-row factors
+        # A large batch is cut into shares of every n-th sequence (each still sorted by
+        # length, and about as long), whose passes run on the threads, each on one BLAS
+        # thread, so that the work on rows between the products is parallel too. The
+        # shares depend on the batch alone: the sums, and so the model, do not depend
+        # on n_jobs.
+        n_shares = int(min(len(lengths), max(1, lengths.sum() // _SHARE_TOKENS)))
+        shares = [np.arange(k, len(lengths), n_shares) for k in range(n_shares)]
+        n_threads = min(thread_count(self.n_jobs), n_shares)
+
+        def passes(columns):
+            share_words = words[:lengths[columns[0]], columns]
+            share_lengths = lengths[columns]
+            emit = W[share_words]
+            log_p, *forward = hmm_rank_forward(start_rank, K, emit, share_lengths)
+            return share_words, log_p, hmm_rank_backward(K, emit, share_lengths, *forward)
+
+        with threadpool_limits(1, "blas") if n_threads > 1 else nullcontext():
+            results = run_in_threads(passes, [(columns,) for columns in shares], n_threads)
+        log_p_in_order = np.empty(len(lengths))
+        start_rank_grad, K_grad = np.zeros_like(start_rank), np.zeros_like(K)
+        W_grad = np.zeros_like(W)
+        for columns, (share_words, log_p, (share_start_grad, share_K_grad, emit_grad)) in zip(
+                shares, results):
+            log_p_in_order[order[columns]] = log_p
+            start_rank_grad += share_start_grad
+            K_grad += share_K_grad
+            # the weight goes on the emission rows as they are added up
+            add_rows(W_grad, share_words.reshape(-1), emit_grad.reshape(-1, emit_grad.shape[-1]),
+                     weight)
+        # and on the small arrays, before the products with the m-row factors
         start_rank_grad *= weight
         K_grad *= weight
-        emit_grad *= weight
-        W_grad = np.zeros_like(W)
-        add_rows(W_grad, words.reshape(-1), emit_grad.reshape(-1, emit_grad.shape[-1]))
         U_grad = V @ K_grad
         U_grad += np.outer(start, start_rank_grad)
-        log_p_in_order = np.empty_like(log_p)
-        log_p_in_order[order] = log_p
         return log_p_in_order, {"start": U @ start_rank_grad, "U": U_grad, "V": U @ K_grad.T, "W": W_grad}
 
     def _scoring_inputs(self):

@@ -74,7 +74,7 @@ def pcfg_factor_gradients(factors, n_nonterminals, words, kernel_grads):
     nt = n_nonterminals
     # scatter-add by word into a (vocabulary, PT) array: rows are contiguous that way
     emission_grad_t = np.zeros(factors["emission"].shape[::-1], leaf_grad.dtype)
-    add_rows(emission_grad_t, words.reshape(-1), leaf_grad.reshape(-1, leaf_grad.shape[-1]))
+    add_rows(emission_grad_t, words.reshape(-1), leaf_grad.reshape(-1, leaf_grad.shape[-1]), 1.0)
     U_grad = V[:nt] @ ML_grad.T
     U_grad += W[:nt] @ MR_grad.T
     U_grad += np.outer(root, root_rank_grad)

@@ -95,6 +95,28 @@ def test_hmm_gradient_end_to_end(kind):
     sampled_finite_differences(loss, params, grads, rng)
 
 
+def test_hmm_batch_in_shares_gives_the_gradients_of_one_pass_whatever_the_threads(monkeypatch):
+    """A large batch's passes run in shares of its sequences, on as many threads as n_jobs
+    allows: the log-likelihoods and gradients are those of one pass over the whole batch,
+    and identical for every n_jobs."""
+    from sklearn_structured.rank_space import _hmm
+
+    rng = np.random.default_rng(2)
+    params = init_hmm("neural", 6, 4, 9, 5, rng)
+    lengths = (7, 3, 7, 5, 1, 6, 2, 4, 7)
+    batch = time_major_batch([rng.integers(0, 9, size=n) for n in lengths])
+    probs, _ = hmm_probabilities("neural", params)
+    one_pass = RankSpaceHMM()._batch_gradients(probs, batch, -0.5)
+    monkeypatch.setattr(_hmm, "_SHARE_TOKENS", 10)  # 42 tokens: four shares
+    in_shares = [RankSpaceHMM(n_jobs=n_jobs)._batch_gradients(probs, batch, -0.5)
+                 for n_jobs in (1, 2, 3)]
+    for log_p, grads in in_shares:
+        np.testing.assert_allclose(log_p, one_pass[0], rtol=1e-12)
+        for name, grad in grads.items():
+            np.testing.assert_allclose(grad, one_pass[1][name], rtol=1e-10, atol=1e-14)
+            np.testing.assert_array_equal(grad, in_shares[0][1][name])
+
+
 def test_neural_factors_are_normalised_as_a_bayesian_network():
     rng = np.random.default_rng(2)
     params = init_pcfg("neural", 4, 6, 5, 9, 8, rng)
