@@ -74,8 +74,8 @@ class RankSpaceHMM(RankSpaceModelMixin):
     n_jobs : int or None
         Threads: a batch of at least twice 4,096 tokens runs its forward and
         backward passes in shares of its sentences on them, and the other
-        matrix products run on as many BLAS threads. The fitted model is the
-        same for every ``n_jobs``.
+        matrix products run on as many BLAS threads. The shares depend on the
+        batch alone, not on ``n_jobs``.
     lr_decay, lr_patience, n_epochs, max_vocabulary, min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, min_frequency
         As for :class:`RankSpacePCFG`.
 
@@ -155,8 +155,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         # A large batch is cut into shares of every n-th sequence (each still sorted by
         # length, and about as long), whose passes run on the threads, each on one BLAS
         # thread, so that the work on rows between the products is parallel too. The
-        # shares depend on the batch alone: the sums, and so the model, do not depend
-        # on n_jobs.
+        # shares depend on the batch alone, so that the sums do not depend on n_jobs.
         n_shares = int(min(len(lengths), max(1, lengths.sum() // _SHARE_TOKENS)))
         shares = [np.arange(k, len(lengths), n_shares) for k in range(n_shares)]
         n_threads = min(thread_count(self.n_jobs), n_shares)
