@@ -24,6 +24,7 @@ MEASURES = {
     "rank_space_speed": "benchmarks.rank_space.speed",
     "tokenize": "benchmarks.text.tokenize",
     "pipeline": "benchmarks.text.pipeline",
+    "treebanks": "benchmarks.text.treebanks",
     "udpipe": "benchmarks.text.udpipe",
     "dask": "benchmarks.text.dask_scaling",
     "commits": "benchmarks.commits",

@@ -37,6 +37,7 @@ TINY_RUNS = {
     "taggers": ["--targets", "upos", "--seeds", "0", "--epochs", "1", "--store", "{tmp}"],
     "tokenize": ["--treebanks", "en_ewt", "--seeds", "0"],
     "pipeline": ["--work", "{tmp}/work", "--repeats", "1", "--param", "n_epochs=1", "--tagger-param", "n_epochs=1"],
+    "treebanks": ["--state-dir", "{tmp}/treebanks"],
     "spectral": ["--parts", "ewt_fit", "speed", "rerank", "--em-seeds", "0", "--spectral-components", "4",
                  "--repeats", "1", "--rerank-seeds", "0", "--selection-seeds", "0", "--parser-epochs", "1",
                  "--n-best", "3", "--perceptron-epochs", "1", "--cache-dir", "{tmp}/spectral"],

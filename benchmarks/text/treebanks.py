@@ -1,0 +1,161 @@
+"""The default pipeline on every UD treebank of the data folder, from raw text to trees.
+
+For each treebank (every folder of ``ud/`` with a test split, older releases
+included, or those named by ``--treebanks``): train ``sklearn-structured train
+--estimator pipeline`` with its defaults on the train split, the dev split
+for early stopping and the pipeline's choices; where there is no train split,
+on the dev split alone, with nothing held out (what a user with a small
+treebank has); where there is no dev split, on the train split alone. Then
+``parse --input-format text`` the test file's raw text (its ``# text``
+comments, paragraphs at ``# newpar``/``# newdoc``), once to warm up and once
+timed, and score the output against the gold test file with the library's
+CoNLL 2018 figures (``aligned_scores``); with ``--conll18`` also by the shared
+task's own script, and the last column gives the largest difference between
+the two over every figure.
+
+Every treebank's work is kept under ``--state-dir``, outside the repository:
+the model once trained, the record of the training, the parse and its
+figures once scored. A rerun skips what is done and resumes a treebank where
+it stopped (a killed training starts again), so the measure can run over
+several sittings; each finished treebank is written to the ``treebanks``
+section of RESULTS.md at once, one row per treebank.
+
+    NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
+        python -m benchmarks treebanks --state-dir /path/outside/the/repository
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+from benchmarks.base import (CONLL18_FIGURES, SETTINGS, conll18_scores, data_home,
+                             load_treebank, treebank_file, write_rows)
+from benchmarks.text.pipeline import cli
+
+FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS",
+           "MLAS", "BLEX")
+HEADER = ["treebank", "trained on", "training sentences", "test words", *FIGURES,
+          "training CPU s", "parse words / CPU s", "model MB", "largest difference to conll18_ud_eval"]
+NOTE = (
+    "The default pipeline (`sklearn-structured train --estimator pipeline`, its defaults) trained "
+    "on the train split with the dev split for early stopping and choices; on the dev split alone "
+    "where a treebank has no train split (nothing held out: no early stopping), on the train split "
+    "alone where it has no dev split. Tested from raw text: `parse --input-format text` on the test "
+    "file's `# text` comments, scored against the gold test file by the library's CoNLL 2018 "
+    "figures (F1, %). Training CPU s: the whole `train` process; parse speed: gold words of the "
+    "test file per CPU second of the whole `parse` process after a warm-up run. One core "
+    "(NUMBA_NUM_THREADS=1). Older releases (`_r<version>` folders) are their own rows: their "
+    "splits are not those of the current release."
+)
+
+
+def treebank_names(chosen):
+    """The treebanks to run: ``chosen``, or every folder of ``ud/`` with a test split."""
+    if chosen:
+        return chosen
+    from sklearn_structured.datasets import get_data_home
+
+    root = Path(get_data_home()) / "ud"
+    return sorted(folder.name for folder in root.iterdir()
+                  if folder.is_dir() and any(folder.glob("*-ud-test.conllu*")))
+
+
+def has_split(name, split):
+    try:
+        load_treebank(name, split, as_document=True)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def sentence_count(path):
+    with open(path, encoding="utf-8") as file:
+        return sum(1 for line in file if line.startswith("# sent_id"))
+
+
+def word_count(document):
+    return sum(len(sentence.words) for sentence in document)
+
+
+def trained(name, folder):
+    """Train the pipeline of one treebank unless a finished training is on record; the
+    record (split trained on, its sentences, CPU seconds)."""
+    record = folder / "training.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    on = "train" if has_split(name, "train") else "dev"
+    train = treebank_file(name, on, folder)
+    arguments = ["train", "--estimator", "pipeline", "--train", str(train),
+                 "--out", str(folder / "pipeline.model")]
+    if on == "train" and has_split(name, "dev"):
+        arguments += ["--dev", str(treebank_file(name, "dev", folder))]
+    _, cpu, _ = cli(*arguments)
+    done = {"trained on": on, "training sentences": sentence_count(train), "cpu": cpu}
+    record.write_text(json.dumps(done))
+    return done
+
+
+def scored(name, folder, conll18):
+    """Parse the test file's raw text with the treebank's model and score it; the figures."""
+    from sklearn_structured.datasets import read_conllu
+    from sklearn_structured.metrics import aligned_scores
+    from sklearn_structured.tokenize import segmented_text
+
+    record = folder / "scores.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    gold_path = treebank_file(name, "test", folder)
+    gold = read_conllu(gold_path)
+    text = folder / "test.txt"
+    text.write_text(segmented_text(gold).text, encoding="utf-8")
+    parsed = folder / "test-from-text.conllu"
+    parse = ("parse", "--model", str(folder / "pipeline.model"), "--input-format", "text",
+             str(text), "-o", str(parsed))
+    cli(*parse)  # warm-up: numba's cache, the file cache
+    _, cpu, _ = cli(*parse)
+    library = {key: 100 * value.f1 for key, value in aligned_scores(gold, read_conllu(parsed)).items()}
+    difference = None
+    if conll18:
+        official = conll18_scores(conll18, str(gold_path), str(parsed))
+        difference = max(abs(official[key] - library[key]) for key in CONLL18_FIGURES)
+    words = word_count(gold)
+    done = {"figures": library, "test words": words, "parse cpu": cpu, "difference": difference,
+            "model MB": (folder / "pipeline.model").stat().st_size / 1e6}
+    record.write_text(json.dumps(done))
+    return done
+
+
+def row(name, training, scores):
+    figures = scores["figures"]
+    difference = scores["difference"]
+    return [name, training["trained on"], training["training sentences"], scores["test words"],
+            *(f"{figures[key]:.2f}" for key in FIGURES), f"{training['cpu']:.0f}",
+            f"{scores['test words'] / scores['parse cpu']:.0f}", f"{scores['model MB']:.1f}",
+            "-" if difference is None else f"{difference:.4f}"]
+
+
+def arguments(argv):
+    """The command line of this measure."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--state-dir", required=True, type=Path,
+                    help="folder for the models, parses and records, outside the repository")
+    ap.add_argument("--treebanks", nargs="+", metavar="NAME",
+                    help="treebank folders or file prefixes (default: every folder of ud/ with "
+                    "a test split)")
+    ap.add_argument("--conll18", help="path of conll18_ud_eval.py: check the figures against "
+                    "the CoNLL 2018 scorer")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = arguments(argv)
+    data_home()
+    names = ["sample"] if SETTINGS.sample and not args.treebanks else treebank_names(args.treebanks)
+    for name in names:
+        folder = args.state_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        training = trained(name, folder)
+        scores = scored(name, folder, args.conll18)
+        write_rows("treebanks", "The default pipeline on every treebank, from raw text",
+                   HEADER, [row(name, training, scores)], 1, note=NOTE)
+        print(f"{name}: LAS {scores['figures']['LAS']:.2f}", flush=True)
