@@ -36,7 +36,7 @@ from .metrics import aligned_scores
 from .tokenize import Tokenizer, segmented_text
 from .tokenize._reader import text_documents
 from .tokenize._tokenizer import _documents, _texts
-from .utils import CheckedSentences, check_sentences
+from .utils import CheckedSentences, check_sentences, token_field
 from .utils._base import FormatVersionMixin, StructuredInputMixin, check_fitted
 from .utils._compat import HasMethods, _fit_context
 
@@ -211,8 +211,10 @@ def fit_parsing_pipeline(model, X, y, *, X_val=None, y_val=None):
     """
     check_pipeline_fields(model.steps)
     Xt, Xv = X, X_val
-    for _, step in model.steps[:-1]:
+    for name, step in model.steps[:-1]:
         tagger = getattr(step, "role", None) == registry.TAGGER
+        if tagger:
+            _read_only_tagged(name, step, Xt)
         validation = {"X_val": Xv} if tagger and Xv is not None else {}
         Xt = step.fit_transform(Xt, y, **validation)
         if Xv is not None:
@@ -372,6 +374,18 @@ def _words_and_trees(documents):
     ``(heads, deprels)`` (heads alone when some word has no DEPREL)."""
     document = ConlluDocument([s for d in documents for s in d])
     return load_conllu(document, labelled=document.has_deprels())
+
+
+def _read_only_tagged(name, tagger, X):
+    """Leave out of ``tagger``'s input tags a field that no training word carries: an
+    earlier tagger can write ``_`` on every word, as one trained on a treebank that
+    gives the field to a handful of words does in its jackknifed predictions."""
+    absent = [field for field in tagger.input_tags
+              if not any(token_field(token, field) for sentence in X for token in sentence)]
+    if absent:
+        warnings.warn(f"{name}: no training word has a predicted {', '.join(absent).upper()}: "
+                      "not reading it", UserWarning, stacklevel=3)
+        tagger.set_params(input_tags=tuple(f for f in tagger.input_tags if f not in absent))
 
 
 def _without_empty_targets(annotator, X):

@@ -100,6 +100,20 @@ def test_chain_of_taggers_is_jackknifed(sample):
         assert 0.5 < jackknifed < _accuracy(in_sample, X, field) - 0.02, field
 
 
+def test_a_field_given_to_one_training_word_is_not_read_by_later_taggers(sample):
+    """A treebank may give a field to a handful of words (Spanish GSD: one XPOS in its dev
+    file): the jackknifed tagger of it then writes ``_`` everywhere, and the taggers after
+    it train without reading it instead of failing."""
+    X, y, _, _, forms = sample
+    X = [[dict(token, xpos="_") for token in sentence] for sentence in X]
+    X[0][0]["xpos"] = "DT"
+    pipe = _pipeline(targets=("upos", "xpos", "feats"))
+    with pytest.warns(UserWarning, match="tag_feats: no training word has a predicted XPOS"):
+        fit_parsing_pipeline(pipe, X, y)
+    assert pipe["tag_feats"].input_tags == ("upos",)
+    assert len(pipe.predict(forms)) == len(forms)
+
+
 def test_pipeline_parses_forms_with_labels(sample, fitted_lowrank):
     X, y, X_test, y_test, forms = sample
     parsed = fitted_lowrank.predict(forms)
