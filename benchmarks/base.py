@@ -96,6 +96,25 @@ def load_treebank(name, split, *, as_document=False, **kwargs):
     return document if as_document else load_conllu(document, **kwargs)
 
 
+def has_split(name, split):
+    """Whether treebank ``name`` has the ``split`` (the sample has every split)."""
+    try:
+        load_treebank(name, split, as_document=True)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def training_files(name, folder):
+    """``(split, train, dev)``: what a system is trained on (the train split, or the dev
+    split where there is none) and the file held out for early stopping (the dev split
+    beside a train split; None for none), written into ``folder``."""
+    on = "train" if has_split(name, "train") else "dev"
+    held_out = on == "train" and has_split(name, "dev")
+    return (on, str(treebank_file(name, on, folder)),
+            str(treebank_file(name, "dev", folder)) if held_out else None)
+
+
 def treebank_file(name, split, folder):
     """Write one split (as :func:`load_treebank` reads it) into ``folder``; its path.
 

@@ -11,7 +11,10 @@ comments, paragraphs at ``# newpar``/``# newdoc``), once to warm up and once
 timed, and score the output against the gold test file with the library's
 CoNLL 2018 figures (``aligned_scores``); with ``--conll18`` also by the shared
 task's own script, and the last column gives the largest difference between
-the two over every figure.
+the two over every figure. With ``--udpipe``, UDPipe 1 (``ufal.udpipe``, its
+tokenizer, tagger and parser with their defaults) is trained on the same
+split with the same held-out file and run end to end on the same text, a row
+beside ours (``benchmarks/text/udpipe.py`` trains and applies it).
 
 Every treebank's work is kept under ``--state-dir``, outside the repository:
 the model once trained, the record of the training, the parse and its
@@ -26,15 +29,17 @@ section of RESULTS.md at once, one row per treebank.
 
 import argparse
 import json
+import time
 from pathlib import Path
 
-from benchmarks.base import (CONLL18_FIGURES, SETTINGS, conll18_scores, data_home,
-                             load_treebank, treebank_file, write_rows)
+from benchmarks.base import (CONLL18_FIGURES, SETTINGS, conll18_scores, data_home, training_files,
+                             treebank_file, write_rows)
 from benchmarks.text.pipeline import cli
 
 FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS",
            "MLAS", "BLEX")
-HEADER = ["treebank", "trained on", "training sentences", "test words", *FIGURES,
+KEYS = ["treebank", "system"]
+HEADER = [*KEYS, "trained on", "training sentences", "test words", *FIGURES,
           "training CPU s", "parse words / CPU s", "model MB", "largest difference to conll18_ud_eval"]
 NOTE = (
     "The default pipeline (`sklearn-structured train --estimator pipeline`, its defaults) trained "
@@ -44,8 +49,10 @@ NOTE = (
     "file's `# text` comments, scored against the gold test file by the library's CoNLL 2018 "
     "figures (F1, %). Training CPU s: the whole `train` process; parse speed: gold words of the "
     "test file per CPU second of the whole `parse` process after a warm-up run. One core "
-    "(NUMBA_NUM_THREADS=1). Older releases (`_r<version>` folders) are their own rows: their "
-    "splits are not those of the current release."
+    "(NUMBA_NUM_THREADS=1). UDPipe 1: trained on the same split with the same held-out file; "
+    "training CPU s of its tokenizer and tagger-parser models, speed of both applied in one "
+    "process, each loading its model. Older releases (`_r<version>` folders) are their own rows: "
+    "their splits are not those of the current release."
 )
 
 
@@ -60,78 +67,116 @@ def treebank_names(chosen):
                   if folder.is_dir() and any(folder.glob("*-ud-test.conllu*")))
 
 
-def has_split(name, split):
-    try:
-        load_treebank(name, split, as_document=True)
-    except FileNotFoundError:
-        return False
-    return True
-
-
 def sentence_count(path):
     with open(path, encoding="utf-8") as file:
         return sum(1 for line in file if line.startswith("# sent_id"))
 
 
-def word_count(document):
-    return sum(len(sentence.words) for sentence in document)
-
-
 def trained(name, folder):
-    """Train the pipeline of one treebank unless a finished training is on record; the
+    """Train our pipeline on one treebank unless a finished training is on record; the
     record (split trained on, its sentences, CPU seconds)."""
     record = folder / "training.json"
     if record.exists():
         return json.loads(record.read_text())
-    on = "train" if has_split(name, "train") else "dev"
-    train = treebank_file(name, on, folder)
-    arguments = ["train", "--estimator", "pipeline", "--train", str(train),
+    on, train, dev = training_files(name, folder)
+    arguments = ["train", "--estimator", "pipeline", "--train", train,
                  "--out", str(folder / "pipeline.model")]
-    if on == "train" and has_split(name, "dev"):
-        arguments += ["--dev", str(treebank_file(name, "dev", folder))]
+    if dev is not None:
+        arguments += ["--dev", dev]
     _, cpu, _ = cli(*arguments)
     done = {"trained on": on, "training sentences": sentence_count(train), "cpu": cpu}
     record.write_text(json.dumps(done))
     return done
 
 
-def scored(name, folder, conll18):
-    """Parse the test file's raw text with the treebank's model and score it; the figures."""
+def test_text(name, folder):
+    """The gold test file and its raw text, written into ``folder``; their paths."""
     from sklearn_structured.datasets import read_conllu
-    from sklearn_structured.metrics import aligned_scores
     from sklearn_structured.tokenize import segmented_text
 
-    record = folder / "scores.json"
-    if record.exists():
-        return json.loads(record.read_text())
-    gold_path = treebank_file(name, "test", folder)
-    gold = read_conllu(gold_path)
+    gold = treebank_file(name, "test", folder)
     text = folder / "test.txt"
-    text.write_text(segmented_text(gold).text, encoding="utf-8")
-    parsed = folder / "test-from-text.conllu"
-    parse = ("parse", "--model", str(folder / "pipeline.model"), "--input-format", "text",
-             str(text), "-o", str(parsed))
-    cli(*parse)  # warm-up: numba's cache, the file cache
-    _, cpu, _ = cli(*parse)
+    text.write_text(segmented_text(read_conllu(gold)).text, encoding="utf-8")
+    return gold, text
+
+
+def figures_of(gold_path, parsed, conll18):
+    """The library's CoNLL 2018 figures of ``parsed``, the test words, and the largest
+    difference to the shared task's script (None without it)."""
+    from sklearn_structured.datasets import read_conllu
+    from sklearn_structured.metrics import aligned_scores
+
+    gold = read_conllu(gold_path)
     library = {key: 100 * value.f1 for key, value in aligned_scores(gold, read_conllu(parsed)).items()}
     difference = None
     if conll18:
         official = conll18_scores(conll18, str(gold_path), str(parsed))
         difference = max(abs(official[key] - library[key]) for key in CONLL18_FIGURES)
-    words = word_count(gold)
-    done = {"figures": library, "test words": words, "parse cpu": cpu, "difference": difference,
+    return {"figures": library, "test words": sum(len(s.words) for s in gold),
+            "difference": difference}
+
+
+def scored(name, folder, conll18):
+    """Parse the test file's raw text with our model of the treebank and score it."""
+    record = folder / "scores.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    gold, text = test_text(name, folder)
+    parsed = folder / "test-from-text.conllu"
+    parse = ("parse", "--model", str(folder / "pipeline.model"), "--input-format", "text",
+             str(text), "-o", str(parsed))
+    cli(*parse)  # warm-up: numba's cache, the file cache
+    _, cpu, _ = cli(*parse)
+    done = {**figures_of(gold, parsed, conll18), "parse cpu": cpu,
             "model MB": (folder / "pipeline.model").stat().st_size / 1e6}
     record.write_text(json.dumps(done))
     return done
 
 
-def row(name, training, scores):
+def udpipe_scored(name, folder, conll18):
+    """UDPipe 1 trained on the split ours was (its models kept in ``folder/udpipe``) and run
+    end to end on the test file's raw text: its training record and figures."""
+    import ufal.udpipe as udpipe
+
+    from benchmarks.text.udpipe import apply_udpipe, trained_model, trained_tagger_parser
+
+    record = folder / "udpipe-scores.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    work = folder / "udpipe"
+    work.mkdir(exist_ok=True)
+    on, train, dev = training_files(name, work)
+    options = argparse.Namespace(reuse_model=True, tagger="", parser="")  # UDPipe's defaults
+    none = udpipe.Trainer.NONE
+    models = [trained_model(udpipe, options, work, "udpipe-tokenizer", ("", none, none), train, dev),
+              trained_tagger_parser(udpipe, options, work, train, dev)]
+    (tokenizer, _), (tagger_parser, _) = models
+    gold, text = test_text(name, work)
+    tokens, parsed = work / "tokens.conllu", work / "test-from-text.conllu"
+
+    def run():
+        apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", annotate=False)
+        apply_udpipe(udpipe, tagger_parser, tokens, parsed)
+
+    run()  # warm-up: the file cache
+    start = time.process_time()
+    run()
+    cpu = time.process_time() - start
+    done = {"training": {"trained on": on, "training sentences": sentence_count(train),
+                         "cpu": sum(figures["cpu"] for _, figures in models)},
+            **figures_of(gold, parsed, conll18), "parse cpu": cpu,
+            "model MB": sum(model.stat().st_size for model, _ in models) / 1e6}
+    record.write_text(json.dumps(done))
+    return done
+
+
+def row(name, system, training, scores):
     figures = scores["figures"]
     difference = scores["difference"]
-    return [name, training["trained on"], training["training sentences"], scores["test words"],
-            *(f"{figures[key]:.2f}" for key in FIGURES), f"{training['cpu']:.0f}",
-            f"{scores['test words'] / scores['parse cpu']:.0f}", f"{scores['model MB']:.1f}",
-            "-" if difference is None else f"{difference:.4f}"]
+    return [name, system, training["trained on"], training["training sentences"],
+            scores["test words"], *(f"{figures[key]:.2f}" for key in FIGURES),
+            f"{training['cpu']:.0f}", f"{scores['test words'] / scores['parse cpu']:.0f}",
+            f"{scores['model MB']:.1f}", "-" if difference is None else f"{difference:.4f}"]
 
 
 def arguments(argv):
@@ -144,18 +189,31 @@ def arguments(argv):
                     "a test split)")
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: check the figures against "
                     "the CoNLL 2018 scorer")
+    ap.add_argument("--udpipe", action="store_true",
+                    help="also train and run UDPipe 1 (pip install ufal.udpipe) on each treebank")
     return ap.parse_args(argv)
 
 
 def main(argv=None):
     args = arguments(argv)
     data_home()
+    if args.udpipe:
+        try:
+            import ufal.udpipe  # noqa: F401
+        except ImportError:
+            print("ufal.udpipe is not installed (pip install ufal.udpipe); nothing measured")
+            return
     names = ["sample"] if SETTINGS.sample and not args.treebanks else treebank_names(args.treebanks)
     for name in names:
         folder = args.state_dir / name
         folder.mkdir(parents=True, exist_ok=True)
         training = trained(name, folder)
         scores = scored(name, folder, args.conll18)
+        rows = [row(name, "ours", training, scores)]
+        if args.udpipe:
+            theirs = udpipe_scored(name, folder, args.conll18)
+            rows.append(row(name, "UDPipe 1", theirs["training"], theirs))
         write_rows("treebanks", "The default pipeline on every treebank, from raw text",
-                   HEADER, [row(name, training, scores)], 1, note=NOTE)
-        print(f"{name}: LAS {scores['figures']['LAS']:.2f}", flush=True)
+                   HEADER, rows, len(KEYS), note=NOTE)
+        print(f"{name}: LAS " + ", ".join(f"{r[1]} {r[len(KEYS) + 3 + FIGURES.index('LAS')]}"
+                                         for r in rows), flush=True)

@@ -3,6 +3,8 @@
 Trains UDPipe 1 (the ``ufal.udpipe`` Python binding; its tagger, lemmatiser
 and parser with their default settings, no tokenizer: gold tokenisation) on
 the training split with the dev split as its held-out data (early stopping),
+or where the treebank has no training split on the dev split with no
+held-out data (as ``python -m benchmarks treebanks`` trains ours there),
 applies it to the test split with every column but ID, FORM and MISC blanked
 (the same input ``python -m benchmarks pipeline`` gives our pipeline), and scores its
 output with ``sklearn-structured evaluate`` and, given ``--conll18 PATH`` (a
@@ -47,7 +49,8 @@ import re
 from pathlib import Path
 
 
-from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, timed, treebank_file, write_rows
+from benchmarks.base import (CONLL18_FIGURES, conll18_scores, data_home, timed, training_files,
+                             treebank_file, write_rows)
 from benchmarks.text.pipeline import cli, strip_to_forms
 
 
@@ -65,7 +68,8 @@ FROM_FORMS, FROM_TEXT = "forms", "raw text"
 EVALUATE, CONLL18 = "evaluate", "CoNLL 2018"
 NOTE = (
     "UDPipe 1 (ufal.udpipe, method morphodita_parsito; tagger and parser options '' are "
-    "UDPipe's defaults) is trained on the treebank's train split with dev as held-out data; "
+    "UDPipe's defaults) is trained on the treebank's train split with dev as held-out data "
+    "(on dev with no held-out data where there is no train split); "
     "its run column gives the training and tagging times and the model size. Input *forms*: "
     "no tokenizer (gold tokenisation); the test split with every column but ID, FORM and MISC "
     "blanked. Input *raw text*: UDPipe's tokenizer (trained alone) and tagger-parser end to end "
@@ -105,8 +109,10 @@ def udpipe_sentences(udpipe, text):
 
 def train_udpipe(udpipe, train, dev, model, tokenizer_options, tagger_options, parser_options):
     """Train and save a model (each of the three parts with its options: "" for
-    UDPipe's defaults, ``Trainer.NONE`` for none); return the CPU and wall seconds."""
-    training, heldout = (udpipe_sentences(udpipe, read_text(p)) for p in (train, dev))
+    UDPipe's defaults, ``Trainer.NONE`` for none) on ``train``, ``dev`` (or None:
+    none) held out; return the CPU and wall seconds."""
+    training = udpipe_sentences(udpipe, read_text(train))
+    heldout = udpipe.Sentences() if dev is None else udpipe_sentences(udpipe, read_text(dev))
     error = udpipe.ProcessingError()
     trained, wall, seconds = timed(lambda: udpipe.Trainer.train(
         "morphodita_parsito", training, heldout, tokenizer_options, tagger_options,
@@ -291,7 +297,8 @@ def main(argv=None):
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    train, dev, test = (str(treebank_file(args.treebank, s, work)) for s in ("train", "dev", "test"))
+    _, train, dev = training_files(args.treebank, work)
+    test = str(treebank_file(args.treebank, "test", work))
     none = udpipe.Trainer.NONE
 
     def trained(part):
