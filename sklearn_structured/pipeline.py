@@ -36,7 +36,7 @@ from .metrics import aligned_scores
 from .tokenize import Tokenizer, segmented_text
 from .tokenize._reader import text_documents
 from .tokenize._tokenizer import _documents, _texts
-from .utils import CheckedSentences, check_sentences, token_field
+from .utils import CheckedSentences, carried_fields, check_sentences
 from .utils._base import FormatVersionMixin, StructuredInputMixin, check_fitted
 from .utils._compat import HasMethods, _fit_context
 
@@ -380,12 +380,12 @@ def _read_only_tagged(name, tagger, X):
     """Leave out of ``tagger``'s input tags a field that no training word carries: an
     earlier tagger can write ``_`` on every word, as one trained on a treebank that
     gives the field to a handful of words does in its jackknifed predictions."""
-    absent = [field for field in tagger.input_tags
-              if not any(token_field(token, field) for sentence in X for token in sentence)]
+    carried = carried_fields(X, tagger.input_tags)
+    absent = [field for field in tagger.input_tags if field not in carried]
     if absent:
         warnings.warn(f"{name}: no training word has a predicted {', '.join(absent).upper()}: "
                       "not reading it", UserWarning, stacklevel=3)
-        tagger.set_params(input_tags=tuple(f for f in tagger.input_tags if f not in absent))
+        tagger.set_params(input_tags=carried)
 
 
 def _without_empty_targets(annotator, X):

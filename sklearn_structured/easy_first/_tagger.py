@@ -14,6 +14,7 @@ from ..annotation import TaggerAnnotator
 from ..metrics import token_accuracy
 from ..utils import (
     CheckedSentences,
+    carried_fields,
     check_sentences,
     check_tagging_data,
     is_labelled_target,
@@ -387,8 +388,9 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         if bad or len(set(tags)) != len(tags):
             raise ValueError(f"input_tags must be distinct fields among {INPUT_TAG_FIELDS} "
                              f"other than the target {self.target!r}, got {tags!r}")
+        carried = carried_fields(sentences, tags)
         for field in tags:
-            if not any(token_field(token, field) for sentence in sentences for token in sentence):
+            if field not in carried:
                 raise ValueError(f"input_tags names {field!r}, but no training token has a "
                                  f"{field!r} (tag it first, or leave it out of input_tags)")
 
@@ -606,9 +608,13 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         n_folds = folds.get_n_splits()
 
         def tag_fold(k, train, held_out):
-            model = clone(self).set_params(n_jobs=None)
+            fold = [sentences[i] for i in train]
+            # an input tag that no sentence of the fold carries (a field given to a few
+            # words) would be a constant feature there: the fold's model goes without it
+            model = clone(self).set_params(n_jobs=None,
+                                           input_tags=carried_fields(fold, self.input_tags))
             with training_step(f"{step}, fold {k + 1} of {n_folds}"):
-                model.fit([sentences[i] for i in train], [tags[i] for i in train])
+                model.fit(fold, [tags[i] for i in train])
             return held_out, model.transform([sentences[i] for i in held_out])
 
         # the kernels release the GIL, so folds train in parallel threads; each thread

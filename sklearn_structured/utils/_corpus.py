@@ -160,6 +160,13 @@ def _check_fields(fields):
         raise ValueError(f"unknown corpus fields {unknown}; the fields are {FIELDS}")
 
 
+def carried_fields(sentences, fields):
+    """The ``fields`` (in their order) that at least one token of ``sentences`` has a
+    value of (``_`` counts as none)."""
+    return tuple(field for field in fields
+                 if any(token_field(token, field) for sentence in sentences for token in sentence))
+
+
 def token_values(sentences, field):
     """The strings of ``field`` for every token of ``sentences``, with the fall-backs above.
 

@@ -544,6 +544,19 @@ def test_input_tags_are_features():
     assert "upos" in reading.vocabularies_
 
 
+def test_jackknife_folds_go_without_an_input_tag_their_sentences_lack():
+    """An input tag that only a few training words carry is absent from some folds: their
+    models go without it instead of refusing the data, and the whole tagger reads it."""
+    rng = np.random.default_rng(0)
+    train = [[{"form": "w", "upos": t, "feats": f"Kind={t[0]}"}
+              for t in rng.choice(["NOUN", "VERB"], 5)] for _ in range(12)]
+    train[0][0]["xpos"] = "NN"
+    tagger = EasyFirstBeamTagger(target="feats", input_tags=("upos", "xpos"), n_folds=4,
+                                 beam_size=1, n_epochs=1, random_state=0)
+    tagged = tagger.fit_transform(train)
+    assert len(tagged) == len(train) and tagger.input_tags == ("upos", "xpos")
+
+
 def test_lemma_endings_tell_the_inflection_of_unseen_forms():
     # stems in "o" take "da" (Loc) and stems in "od" take "a" (Dat): both forms end in
     # "oda", so only where the training lemma ends tells the two apart in a new form
