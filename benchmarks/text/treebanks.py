@@ -107,7 +107,8 @@ def figures_of(gold_path, parsed, conll18):
     from sklearn_structured.metrics import aligned_scores
 
     gold = read_conllu(gold_path)
-    library = {key: 100 * value.f1 for key, value in aligned_scores(gold, read_conllu(parsed)).items()}
+    scores = aligned_scores(gold, read_conllu(parsed))
+    library = {key: 100 * value.f1 for key, value in scores.items()}
     difference = None
     if conll18:
         official = conll18_scores(conll18, str(gold_path), str(parsed))
@@ -148,7 +149,8 @@ def udpipe_scored(name, folder, conll18):
     on, train, dev = training_files(name, work)
     options = argparse.Namespace(reuse_model=True, tagger="", parser="")  # UDPipe's defaults
     none = udpipe.Trainer.NONE
-    models = [trained_model(udpipe, options, work, "udpipe-tokenizer", ("", none, none), train, dev),
+    models = [trained_model(udpipe, options, work, "udpipe-tokenizer", ("", none, none), train,
+                            dev),
               trained_tagger_parser(udpipe, options, work, train, dev)]
     (tokenizer, _), (tagger_parser, _) = models
     gold, text = test_text(name, work)
