@@ -7,6 +7,7 @@ may change without notice.
 """
 
 import ast
+import json
 import importlib
 import sys
 from pathlib import Path
@@ -132,3 +133,17 @@ def test_write_rows_keeps_other_seeds_and_replaces_a_rerun(results):
     assert [row[:3] for row in rows] == [["en_ewt", "0", "80.00"], ["en_ewt", "1", "82.00"],
                                          ["en_ewt", "2", "83.00"]]
     assert all(len(row) == len(header) + len(PROVENANCE) for row in rows)
+
+
+def test_a_treebank_without_a_train_split_is_trained_on_dev_alone(results, tmp_path, monkeypatch):
+    """The treebanks measure, on a treebank that gives only dev and test (as the sample
+    stands in here): trained on dev, nothing held out, and the row says so."""
+    import benchmarks.base
+
+    monkeypatch.setattr(benchmarks.base, "has_split", lambda name, split: split != "train")
+    run(["--results", str(results), "--sample", str(SAMPLE), "treebanks",
+         "--state-dir", str(tmp_path / "state")])
+    [row] = [r for r in table_rows(results.read_text()) if r[0] == "sample"]
+    assert row[1:4] == ["ours", "dev", str(SAMPLE)]
+    assert json.loads((tmp_path / "state" / "sample" / "training.json").read_text())[
+        "trained on"] == "dev"
