@@ -390,9 +390,8 @@ def _read_only_tagged(name, tagger, X):
 
 def _without_empty_targets(annotator, X):
     """``annotator`` without the taggers whose target field no training word has."""
-    empty = {target for target in pipeline_targets(annotator)
-             if not any(token.get(target) not in (None, "_") for sentence in X
-                        for token in sentence)}
+    targets = pipeline_targets(annotator)
+    empty = set(targets) - set(carried_fields(X, targets))
     if not empty:
         return annotator
     warnings.warn(f"the training data have no {', '.join(sorted(empty)).upper()}: "

@@ -35,6 +35,8 @@ from pathlib import Path
 from benchmarks.base import (CONLL18_FIGURES, SETTINGS, conll18_scores, data_home, training_files,
                              treebank_file, write_rows)
 from benchmarks.text.pipeline import cli
+from benchmarks.text.udpipe import (count_sentences, text_to_trees, trained_model,
+                                    trained_tagger_parser)
 
 FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS",
            "MLAS", "BLEX")
@@ -67,11 +69,6 @@ def treebank_names(chosen):
                   if folder.is_dir() and any(folder.glob("*-ud-test.conllu*")))
 
 
-def sentence_count(path):
-    with open(path, encoding="utf-8") as file:
-        return sum(1 for line in file if line.startswith("# sent_id"))
-
-
 def trained(name, folder):
     """Train our pipeline on one treebank unless a finished training is on record; the
     record (split trained on, its sentences, CPU seconds)."""
@@ -84,7 +81,7 @@ def trained(name, folder):
     if dev is not None:
         arguments += ["--dev", dev]
     _, cpu, _ = cli(*arguments)
-    done = {"trained on": on, "training sentences": sentence_count(train), "cpu": cpu}
+    done = {"trained on": on, "training sentences": count_sentences(train), "cpu": cpu}
     record.write_text(json.dumps(done))
     return done
 
@@ -139,8 +136,6 @@ def udpipe_scored(name, folder, conll18):
     end to end on the test file's raw text: its training record and figures."""
     import ufal.udpipe as udpipe
 
-    from benchmarks.text.udpipe import apply_udpipe, trained_model, trained_tagger_parser
-
     record = folder / "udpipe-scores.json"
     if record.exists():
         return json.loads(record.read_text())
@@ -156,15 +151,11 @@ def udpipe_scored(name, folder, conll18):
     gold, text = test_text(name, work)
     tokens, parsed = work / "tokens.conllu", work / "test-from-text.conllu"
 
-    def run():
-        apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", annotate=False)
-        apply_udpipe(udpipe, tagger_parser, tokens, parsed)
-
-    run()  # warm-up: the file cache
+    text_to_trees(udpipe, tokenizer, tagger_parser, text, tokens, parsed)  # warm-up: file cache
     start = time.process_time()
-    run()
+    text_to_trees(udpipe, tokenizer, tagger_parser, text, tokens, parsed)
     cpu = time.process_time() - start
-    done = {"training": {"trained on": on, "training sentences": sentence_count(train),
+    done = {"training": {"trained on": on, "training sentences": count_sentences(train),
                          "cpu": sum(figures["cpu"] for _, figures in models)},
             **figures_of(gold, parsed, conll18), "parse cpu": cpu,
             "model MB": sum(model.stat().st_size for model, _ in models) / 1e6}

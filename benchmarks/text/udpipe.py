@@ -175,6 +175,13 @@ def apply_udpipe(udpipe, model, source, destination, input_format="conllu", anno
     return wall
 
 
+def text_to_trees(udpipe, tokenizer, tagger_parser, text, tokens, predicted):
+    """UDPipe end to end on the raw ``text``: its tokenizer model writes ``tokens``, its
+    tagger-parser model ``predicted``; the wall seconds of both."""
+    return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", annotate=False)
+            + apply_udpipe(udpipe, tagger_parser, tokens, predicted))
+
+
 def evaluate(gold, predicted):
     """``sklearn-structured evaluate`` figures: {name: str}."""
     report = cli("evaluate", str(gold), str(predicted))[2]
@@ -233,8 +240,7 @@ def write_raw_text_rows(udpipe, args, models, gold, work):
     predicted = work / "udpipe-from-text.conllu"
 
     def run():
-        return (apply_udpipe(udpipe, tokenizer, text, tokens, "tokenize", annotate=False)
-                + apply_udpipe(udpipe, tagger_parser, tokens, predicted))
+        return text_to_trees(udpipe, tokenizer, tagger_parser, text, tokens, predicted)
 
     run()  # warm-up
     wall = run()
