@@ -147,3 +147,26 @@ def test_a_treebank_without_a_train_split_is_trained_on_dev_alone(results, tmp_p
     assert row[1:4] == ["ours", "dev", str(SAMPLE)]
     assert json.loads((tmp_path / "state" / "sample" / "training.json").read_text())[
         "trained on"] == "dev"
+
+
+def test_the_treebanks_measure_adds_the_published_rows_and_draws_every_row(results, tmp_path):
+    """Beside a treebank's own rows come the published models' rows for it, with only the
+    figures they report; ``--report-only --plot`` runs nothing and draws them all."""
+    pytest.importorskip("matplotlib")
+    from benchmarks.text.treebanks import HEADER, published_rows
+
+    SETTINGS.results = results
+    rows = published_rows("UD_Czech-CLTT")
+    assert [r[1] for r in rows] == ["UDPipe 1, published (UD 2.5)", "Stanza 1.1.1, published (UD 2.5)"]
+    assert all(len(r) == len(HEADER) for r in rows)
+    assert rows[0][HEADER.index("LAS")] == "75.4" and rows[0][HEADER.index("UPOS")] == "-"
+    assert published_rows("sample") == []
+    ours = ["UD_Czech-CLTT", "ours", "train", "467", "100", *["80.00"] * 11, "60", "3000", "20.0",
+            "0.0000"]
+    write_rows("treebanks", "Treebanks", HEADER, [ours], 2)
+    plot = tmp_path / "las.svg"
+    run(["--results", str(results), "treebanks", "--state-dir", str(tmp_path / "state"),
+         "--report-only", "--plot", str(plot)])
+    systems = [r[1] for r in table_rows(results.read_text())]
+    assert systems == ["ours", "UDPipe 1, published (UD 2.5)", "Stanza 1.1.1, published (UD 2.5)"]
+    assert plot.read_text().startswith("<?xml") and not (tmp_path / "state").exists()
