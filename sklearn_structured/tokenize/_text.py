@@ -7,7 +7,12 @@ paragraphs (``# newpar``, ``# newdoc``) are separated by a blank line, and the
 sentences of a paragraph by one space, or by nothing where the last token of
 a sentence has ``SpaceAfter=No``. A sentence without ``# text`` is rebuilt
 from its FORMs and ``SpaceAfter`` (as the guidelines allow), and so is one
-whose ``# text`` does not spell its tokens.
+whose ``# text`` does not spell its tokens. Where such a sentence records no
+``SpaceAfter=No`` at all, as older releases of Chinese and Japanese treebanks
+do, a space is only put between tokens when neither side is a character of
+the scripts written without spaces (Han, kana, their punctuation and
+full-width forms): in the treebanks that do record spacing, no token
+boundary touching such a character has a space.
 """
 
 from typing import NamedTuple
@@ -73,8 +78,30 @@ def sentence_tokens(sentence):
     return tokens
 
 
+# Han (with its extensions and compatibility forms), kana, CJK symbols and punctuation,
+# full-width and half-width forms
+_UNSPACED_RANGES = ((0x3000, 0x30FF), (0x31F0, 0x31FF), (0x3300, 0x4DBF), (0x4E00, 0x9FFF),
+                    (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x20000, 0x3FFFF))
+
+
+def _unspaced(char):
+    """Whether ``char`` belongs to a script written without spaces between words."""
+    point = ord(char)
+    return any(low <= point <= high for low, high in _UNSPACED_RANGES)
+
+
+def _records_spacing(tokens):
+    return not all(space for _, _, space in tokens[:-1])
+
+
 def _rebuilt(tokens):
-    return "".join(form + (" " if space else "") for form, _, space in tokens).rstrip(" ")
+    guess = not _records_spacing(tokens)
+    pieces = []
+    for (form, _, space), following in zip(tokens, [*tokens[1:], None]):
+        if following is not None and space and guess:
+            space = not (_unspaced(form[-1]) or _unspaced(following[0][0]))
+        pieces.append(form + (" " if space else ""))
+    return "".join(pieces).rstrip(" ")
 
 
 def _token_offsets(text, tokens):
@@ -104,6 +131,7 @@ def segmented_text(document):
     """
     pieces, sentences, length, rebuilt = [], [], 0, 0
     glue = ""  # what joins the next sentence to the text so far
+    guessed = False  # whether the last sentence's spacing was guessed (see _rebuilt)
     for index, sentence in enumerate(document):
         metadata = sentence.metadata
         tokens = sentence_tokens(sentence)
@@ -123,6 +151,11 @@ def segmented_text(document):
             rebuilt += 1
             text = _rebuilt(tokens)
             offsets = _token_offsets(text, tokens)
+            if glue == " " and guessed and (_unspaced(pieces[-1][-1]) or _unspaced(text[0])):
+                glue = ""
+            guessed = not _records_spacing(tokens)
+        else:
+            guessed = False
         if sentences:
             pieces.append(glue)
             length += len(glue)
