@@ -11,8 +11,11 @@ stands in, what comes before and after it in that chunk, what the next
 chunk starts with and whether the chunk looks like a web or e-mail address.
 Where a chunk ends, sentence-level features look further: the chunk's place
 in the stretch between two chunks that end in final punctuation, and whether
-the next word is capitalised and known in lower case. The weights are a
-multiclass averaged perceptron.
+the next word is capitalised and known in lower case. For scripts written
+without spaces, where a chunk is a whole sentence, the known tokens say where
+words may end: the longest training token (seen at least twice) that ends at
+a character, starts after it, or spans it and the next one. The weights are
+a multiclass averaged perceptron.
 
 Text arrives as arrays of one entry per character: ``codes`` (the
 lower-cased code point), ``classes`` (see ``CLASS_*``) and, for decoding,
@@ -45,21 +48,28 @@ JOINS_PREVIOUS, JOINS_NEXT = 1, 2
 # place since the last chunk ending in final punctuation or a paragraph
 # break, the chunks up to the next such one, the first class of the
 # chunk after the next, and whether the next chunk's first word is
-# capitalised and known in lower case (see lowercase_words)
+# capitalised and known in lower case (see lowercase_words); then the
+# lengths of the longest known tokens ending at this character, starting after
+# it and holding it and the next one (see known_tokens)
 CTX_LEFT, CTX_RIGHT, CTX_LEFT_LEN, CTX_RIGHT_LEN = 0, 1, 2, 3
 CTX_NEXT_WORD, CTX_NEXT_CLASS, CTX_NEWLINES, CTX_SUFFIX3 = 4, 5, 6, 7
 CTX_LEFT_SHAPE, CTX_RIGHT_SHAPE, CTX_PREVIOUS_WORD, CTX_WEB = 8, 9, 10, 11
 CTX_SINCE_FINAL, CTX_UNTIL_FINAL, CTX_NEXT2_CLASS, CTX_NEXT_CASE = 12, 13, 14, 15
-N_CONTEXT = 16
+CTX_KNOWN_END, CTX_KNOWN_START, CTX_KNOWN_ACROSS = 16, 17, 18
+N_CONTEXT = 19
 # values of CTX_NEXT_CASE
 NEXT_NOT_CAPITAL, NEXT_CAPITAL_KNOWN_LOWER, NEXT_CAPITAL_UNKNOWN = 0, 1, 2
 PART = 10
+# known tokens: at most this many characters, seen at least this often in training
+KNOWN_MAX_LENGTH, KNOWN_MIN_COUNT = 8, 2
 
-N_TEMPLATES = 34
+N_TEMPLATES = 37
 # models fitted before the two address templates were added score with the others only
 N_TEMPLATES_WITHOUT_WEB = 26
 # and those fitted before the sentence-level templates with the address ones too
 N_TEMPLATES_WITHOUT_SENTENCE = 28
+# and those fitted before the known-token templates with the sentence-level ones too
+N_TEMPLATES_WITHOUT_KNOWN = 34
 
 
 @njit(cache=True, nogil=True)
@@ -154,6 +164,66 @@ def lowercase_words(codes, classes):
 
 
 @njit(cache=True, nogil=True)
+def known_tokens(codes, classes, gold, min_count=KNOWN_MIN_COUNT):
+    """Sorted distinct hashes (see _chunk_hash) of the tokens of a training text with
+    its gold labels, of at most KNOWN_MAX_LENGTH characters, seen at least
+    KNOWN_MIN_COUNT times: a token seen once stands for the words a new text brings
+    that training never saw."""
+    n = len(codes)
+    keys = np.empty(n, np.int64)
+    n_keys, start = 0, -1
+    for i in range(n):
+        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
+            continue
+        if start < 0:
+            start = i
+        if gold[i] != INSIDE:
+            if i + 1 - start <= KNOWN_MAX_LENGTH:
+                keys[n_keys] = _chunk_hash(codes, start, i + 1)
+                n_keys += 1
+            start = -1
+    keys = np.sort(keys[:n_keys])
+    kept = np.empty(n_keys, np.int64)
+    n_kept, run = 0, 0
+    for k in range(n_keys):
+        run = run + 1 if k > 0 and keys[k] == keys[k - 1] else 1
+        if run == min_count:
+            kept[n_kept] = keys[k]
+            n_kept += 1
+    return kept[:n_kept]
+
+
+@njit(cache=True, nogil=True)
+def _known(known, key):
+    where = np.searchsorted(known, key)
+    return where < len(known) and known[where] == key
+
+
+@njit(cache=True, nogil=True)
+def _known_context(codes, chunk_starts, chunk_ends, known, context):
+    """Fill the known-token columns: for each span of a chunk that is a known token,
+    its length at its last character, at the character before its first, and at
+    every character it holds together with the next one."""
+    if len(known) == 0:
+        return
+    for c in range(len(chunk_starts)):
+        start, end = chunk_starts[c], chunk_ends[c]
+        for a in range(start, end):
+            key = _chunk_hash(codes, a, a)
+            for b in range(a + 1, min(end, a + KNOWN_MAX_LENGTH) + 1):
+                key = feature_hash(99, key, codes[b - 1], 0, 0, 0)  # _chunk_hash(codes, a, b)
+                if not _known(known, key):
+                    continue
+                length = b - a
+                last = b - 1
+                context[last, CTX_KNOWN_END] = max(context[last, CTX_KNOWN_END], length)
+                if a > start:
+                    context[a - 1, CTX_KNOWN_START] = max(context[a - 1, CTX_KNOWN_START], length)
+                for k in range(a, b - 1):
+                    context[k, CTX_KNOWN_ACROSS] = max(context[k, CTX_KNOWN_ACROSS], length)
+
+
+@njit(cache=True, nogil=True)
 def _chunks(classes):
     """Where each chunk (a maximal run of characters that are not white space) starts
     and ends, in text order."""
@@ -175,9 +245,10 @@ def _chunks(classes):
 
 
 @njit(cache=True, nogil=True)
-def text_context(codes, classes, lexicon):
+def text_context(codes, classes, lexicon, known):
     """The (n, N_CONTEXT) context array of a text, given the sorted keys of words known
-    in lower case (lowercase_words of the training text); linear in its length."""
+    in lower case (lowercase_words of the training text) and of the known tokens
+    (known_tokens); linear in its length."""
     n = len(codes)
     context = np.zeros((n, N_CONTEXT), np.int64)
     # each character's chunk, -1 for white space
@@ -229,6 +300,7 @@ def text_context(codes, classes, lexicon):
         newlines = 0
         i = start - 1
     _sentence_context(codes, classes, chunk_starts, chunk_ends, lexicon, context)
+    _known_context(codes, chunk_starts, chunk_ends, known, context)
     return context
 
 
@@ -282,9 +354,9 @@ def _at(array, i, outside):
 @njit(cache=True, nogil=True)
 def position_features(i, codes, classes, context, mask, out):
     """Write the weight rows of character ``i``'s features into ``out`` and return how
-    many: up to N_TEMPLATES of them, or as many of the first ones as ``out`` holds
-    (N_TEMPLATES_WITHOUT_WEB or N_TEMPLATES_WITHOUT_SENTENCE, for models fitted
-    before the later templates)."""
+    many: up to N_TEMPLATES of them, or the ones a model fitted before the later
+    templates knows, ``len(out)`` of them at most (N_TEMPLATES_WITHOUT_WEB,
+    N_TEMPLATES_WITHOUT_SENTENCE or N_TEMPLATES_WITHOUT_KNOWN)."""
     c0 = codes[i]
     cm2, cm1 = _at(codes, i - 2, -1), _at(codes, i - 1, -1)
     c1, c2 = _at(codes, i + 1, -1), _at(codes, i + 2, -1)
@@ -327,20 +399,29 @@ def position_features(i, codes, classes, context, mask, out):
     km1 = _at(classes, i - 1, CLASS_OUTSIDE)
     out[26] = feature_hash(26, ctx[CTX_WEB], km1, classes[i], k1, 0) & mask
     out[27] = feature_hash(27, ctx[CTX_WEB], c0, c1, 0, 0) & mask
-    if len(out) == N_TEMPLATES_WITHOUT_SENTENCE or ctx[CTX_RIGHT_LEN] > 0:
-        # inside a chunk the sentence-level templates say nothing: left out
+    if len(out) == N_TEMPLATES_WITHOUT_SENTENCE:
         return N_TEMPLATES_WITHOUT_SENTENCE
+    n = N_TEMPLATES_WITHOUT_SENTENCE
+    if len(out) == N_TEMPLATES:
+        end, start = ctx[CTX_KNOWN_END], ctx[CTX_KNOWN_START]
+        out[n] = feature_hash(34, end, start, 0, 0, 0) & mask
+        out[n + 1] = feature_hash(35, ctx[CTX_KNOWN_ACROSS], end, start, 0, 0) & mask
+        out[n + 2] = feature_hash(36, c0, c1, end > 0, ctx[CTX_KNOWN_ACROSS] > 0, 0) & mask
+        n += 3
+    if ctx[CTX_RIGHT_LEN] > 0:
+        # inside a chunk the sentence-level templates say nothing: left out
+        return n
     since = ctx[CTX_SINCE_FINAL]
-    out[28] = feature_hash(28, since, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEXT2_CLASS],
-                           ctx[CTX_NEWLINES]) & mask
-    out[29] = feature_hash(29, since, ctx[CTX_UNTIL_FINAL], ctx[CTX_NEXT_CLASS], classes[i],
-                           0) & mask
-    out[30] = feature_hash(30, since, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
-    out[31] = feature_hash(31, since, left, ctx[CTX_NEXT_CLASS], 0, 0) & mask
-    out[32] = feature_hash(32, since, ctx[CTX_NEXT_CASE], classes[i], ctx[CTX_NEXT2_CLASS],
-                           0) & mask
-    out[33] = feature_hash(33, left, ctx[CTX_NEXT_CASE], 0, 0, 0) & mask
-    return N_TEMPLATES
+    out[n] = feature_hash(28, since, classes[i], ctx[CTX_NEXT_CLASS], ctx[CTX_NEXT2_CLASS],
+                          ctx[CTX_NEWLINES]) & mask
+    out[n + 1] = feature_hash(29, since, ctx[CTX_UNTIL_FINAL], ctx[CTX_NEXT_CLASS], classes[i],
+                              0) & mask
+    out[n + 2] = feature_hash(30, since, ctx[CTX_NEXT_WORD], 0, 0, 0) & mask
+    out[n + 3] = feature_hash(31, since, left, ctx[CTX_NEXT_CLASS], 0, 0) & mask
+    out[n + 4] = feature_hash(32, since, ctx[CTX_NEXT_CASE], classes[i], ctx[CTX_NEXT2_CLASS],
+                              0) & mask
+    out[n + 5] = feature_hash(33, left, ctx[CTX_NEXT_CASE], 0, 0, 0) & mask
+    return n + 6
 
 
 @njit(cache=True, nogil=True)

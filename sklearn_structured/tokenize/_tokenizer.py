@@ -41,6 +41,7 @@ from ._kernels import (
     N_TEMPLATES_WITHOUT_WEB,
     SENTENCE_END,
     TOKEN_END,
+    known_tokens,
     label_spans,
     lowercase_words,
     perceptron_epoch,
@@ -160,14 +161,18 @@ def _span_f1(gold, predicted):
 
 
 class _Text:
-    """One text as the kernels see it, given the words known in lower case (None: the
-    text's own, for the training text)."""
+    """One text as the kernels see it: its characters, then (``with_context``) the
+    context the features read, given what training knows."""
 
-    def __init__(self, text, lexicon):
+    def __init__(self, text):
         self.text = text
         self.codes, self.classes, self.joins = encode_text(text)
-        self.lexicon = lowercase_words(self.codes, self.classes) if lexicon is None else lexicon
-        self.context = text_context(self.codes, self.classes, self.lexicon)
+
+    def with_context(self, lexicon, known):
+        """Give the text its context from the words known in lower case and the known
+        tokens (see lowercase_words, known_tokens)."""
+        self.context = text_context(self.codes, self.classes, lexicon, known)
+        return self
 
 
 class _TokenizerEpochs(EpochTrainer):
@@ -259,11 +264,17 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
     n_templates_ : int
         The feature templates the weights were fitted with; models fitted
         before the web-address templates lack the attribute and use the 26
-        they had (those fitted before the sentence-level templates have 28).
+        they had (those fitted before the sentence-level templates have 28,
+        those before the known-token templates 34).
     lowercase_words_ : ndarray of int64
         Sorted hashes of the words the training text has in lower case: a
         capitalised one of them after a chunk is a hint of a sentence start.
         Models fitted before the sentence-level templates lack it.
+    known_tokens_ : ndarray of int64
+        Sorted hashes of the training tokens of at most 8 characters seen at
+        least twice: where a text has no spaces between words, the longest
+        known token ending or starting at a character hints at a boundary.
+        Models fitted before the known-token templates lack it.
     expansions_ : dict
         Training forms, as written (``"written"``) and lower-cased
         (``"lower"``), to the words they stood for (an empty tuple for a
@@ -335,7 +346,7 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
         segmented = [segmented_text(doc) for doc in X]
         self.n_rebuilt_sentences_ = sum(s.rebuilt for s in segmented)
         text = PARAGRAPH_BREAK.join(s.text for s in segmented)
-        training = _Text(text, None)
+        training = _Text(text)
         gold = np.zeros(len(text), np.int8)
         offset, paragraphs = 0, []
         for s in segmented:
@@ -345,13 +356,15 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
                 paragraphs.append((start, start + len(piece)))
                 start += len(piece) + len(PARAGRAPH_BREAK)
             offset += len(s.text) + len(PARAGRAPH_BREAK)
+        self.lowercase_words_ = lowercase_words(training.codes, training.classes)
+        self.known_tokens_ = known_tokens(training.codes, training.classes, gold, 1)
+        training.with_context(self.lowercase_words_, known_tokens(training.codes, training.classes, gold))
         self.expansions_, self.expansion_rules_ = learn_expansions(
             ((t.form, t.words) for s in segmented for sentence in s.sentences for t in sentence),
             self.multiword_min_count)
         self.training_state_ = perceptron_state({"W": np.zeros((self.n_features, N_LABELS))})
         self._store_prediction_weights()
         self.n_templates_ = N_TEMPLATES
-        self.lowercase_words_ = training.lexicon
         self.history_ = []
         validation = (None if X_val is None
                       else [segmented_text(doc) for doc in _documents(X_val, "X_val")])
@@ -364,8 +377,10 @@ class Tokenizer(Annotator, StructuredInputMixin, FormatVersionMixin, BaseEstimat
 
     def _segment(self, text, presegmented=False):
         """Token spans (n, 2) and the index of the last token of every sentence."""
-        # models saved before the sentence-level templates carry no lowercase_words_
-        encoded = _Text(text, getattr(self, "lowercase_words_", np.zeros(0, np.int64)))
+        # models saved before the sentence-level or known-token templates lack what they read
+        none = np.zeros(0, np.int64)
+        encoded = _Text(text).with_context(getattr(self, "lowercase_words_", none),
+                                           getattr(self, "known_tokens_", none))
         # models saved before the web-address templates carry no n_templates_
         n_templates = getattr(self, "n_templates_", N_TEMPLATES_WITHOUT_WEB)
         if not hasattr(self, "kept_rows_"):  # saved before the compact form

@@ -20,11 +20,15 @@ from sklearn_structured.datasets import (
 from sklearn_structured.metrics import aligned_scores
 from sklearn_structured.tokenize import Token, Tokenizer, segmented_text, to_document
 from sklearn_structured.tokenize._kernels import (
+    CTX_KNOWN_ACROSS,
+    CTX_KNOWN_END,
+    CTX_KNOWN_START,
     CTX_NEXT2_CLASS,
     CTX_NEXT_CASE,
     CTX_SINCE_FINAL,
     CTX_UNTIL_FINAL,
     N_TEMPLATES,
+    N_TEMPLATES_WITHOUT_KNOWN,
     N_TEMPLATES_WITHOUT_SENTENCE,
     N_TEMPLATES_WITHOUT_WEB,
     NEXT_CAPITAL_KNOWN_LOWER,
@@ -34,6 +38,7 @@ from sklearn_structured.tokenize._kernels import (
     TOKEN_END,
     _closes,
     _web_address,
+    known_tokens,
     label_spans,
     lowercase_words,
     predict_labels,
@@ -282,19 +287,23 @@ def test_web_and_mail_addresses_are_told_apart(chunk, expected):
     assert _web_address(codes, 0, len(codes)) == expected
 
 
-@pytest.mark.parametrize("n_templates", [N_TEMPLATES_WITHOUT_WEB, N_TEMPLATES_WITHOUT_SENTENCE])
+@pytest.mark.parametrize("n_templates", [N_TEMPLATES_WITHOUT_WEB, N_TEMPLATES_WITHOUT_SENTENCE,
+                                         N_TEMPLATES_WITHOUT_KNOWN])
 def test_a_model_fitted_before_later_templates_scores_with_its_own(sample, n_templates):
     tokenizer = sample[2]
     assert tokenizer.n_templates_ == N_TEMPLATES
     old = pickle.loads(pickle.dumps(tokenizer))
     # as in files saved before the templates were added
-    del old.lowercase_words_
+    none = np.zeros(0, np.int64)
+    del old.known_tokens_
+    if n_templates < N_TEMPLATES_WITHOUT_KNOWN:
+        del old.lowercase_words_
     if n_templates == N_TEMPLATES_WITHOUT_WEB:
         del old.n_templates_
     else:
         old.n_templates_ = n_templates
     text = "Write to someone@example.com or see www.example.org/a-b today. Thanks!"
-    encoded = _Text(text, np.zeros(0, np.int64))
+    encoded = _Text(text).with_context(getattr(old, "lowercase_words_", none), none)
     labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
                             old._row_positions(), old.kept_weights_, old.n_features - 1,
                             n_templates)
@@ -312,12 +321,43 @@ def test_a_chunk_closes_with_final_punctuation_maybe_then_closing_marks(chunk, e
     assert _closes(classes, 0, len(classes)) == expected
 
 
+def test_known_tokens_mark_where_words_may_end_in_text_without_spaces():
+    """The tokens seen twice are known; each character gets the longest known token
+    ending at it, starting after it and holding it and the next one, as a brute force
+    over every span of every chunk finds them."""
+    training = ["我们", "喜欢", "我们", "的", "书", "的", "中国人", "中国人"]
+    text = "".join(training)
+    codes, classes, _ = encode_text(text)
+    gold = np.zeros(len(text), np.int8)
+    gold[np.cumsum([len(t) for t in training]) - 1] = TOKEN_END
+    known = known_tokens(codes, classes, gold)
+    assert len(known) == 3  # 我们, 的, 中国人: 喜欢 and 书 are seen once
+
+    new = "我们的中国人喜欢的书 我们的"
+    codes, classes, _ = encode_text(new)
+    context = text_context(codes, classes, np.zeros(0, np.int64), known)
+    words = {"我们", "的", "中国人"}
+    expected = np.zeros((len(new), 3), np.int64)
+    for chunk in re.finditer(r"\S+", new):
+        for a in range(chunk.start(), chunk.end()):
+            for b in range(a + 1, chunk.end() + 1):
+                if new[a:b] in words:
+                    expected[b - 1, 0] = max(expected[b - 1, 0], b - a)
+                    if a > chunk.start():
+                        expected[a - 1, 1] = max(expected[a - 1, 1], b - a)
+                    for k in range(a, b - 1):
+                        expected[k, 2] = max(expected[k, 2], b - a)
+    np.testing.assert_array_equal(
+        context[:, [CTX_KNOWN_END, CTX_KNOWN_START, CTX_KNOWN_ACROSS]], expected)
+    assert expected[new.index("中国人") + 2].tolist() == [3, 0, 0]
+
+
 def test_sentence_context_reaches_past_the_character_window():
     codes, classes, _ = encode_text("os mortos pelo menos")
     lexicon = lowercase_words(codes, classes)
     text = "Ele saiu. Luta no Rio deixa mortos «Pelo menos dez Ana. sem ponto\n\nOutra Rio"
     codes, classes, _ = encode_text(text)
-    context = text_context(codes, classes, lexicon)
+    context = text_context(codes, classes, lexicon, np.zeros(0, np.int64))
 
     def at(word, column):
         return context[text.index(word) + len(word) - 1, column]
