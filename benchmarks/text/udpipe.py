@@ -196,7 +196,9 @@ def evaluate(gold, predicted):
 
 
 def count_sentences(path):
-    return sum(1 for line in open(path, encoding="utf-8") if line.startswith("# sent_id"))
+    """The sentences of a CoNLL-U file: its words numbered 1 (older releases have no
+    ``# sent_id``)."""
+    return sum(1 for line in open(path, encoding="utf-8") if line.startswith("1\t"))
 
 
 def compared_systems(udpipe_output, ours):
