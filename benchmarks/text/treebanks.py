@@ -49,7 +49,8 @@ FIGURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "Lemmas", "
            "MLAS", "BLEX")
 KEYS = ["treebank", "system"]
 HEADER = [*KEYS, "trained on", "training sentences", "test words", *FIGURES,
-          "training CPU s", "parse words / CPU s", "model MB", "largest difference to conll18_ud_eval"]
+          "training CPU s", "parse words / CPU s", "model MB",
+          "largest difference to conll18_ud_eval"]
 NOTE = (
     "The default pipeline (`sklearn-structured train --estimator pipeline`, its defaults) trained "
     "on the train split with the dev split for early stopping and choices; on the dev split alone "
@@ -58,11 +59,13 @@ NOTE = (
     "file's `# text` comments, scored against the gold test file by the library's CoNLL 2018 "
     "figures (F1, %). Training CPU s: the whole `train` process; parse speed: gold words of the "
     "test file per CPU second of the whole `parse` process after a warm-up run; the trainings "
-    "follow one on 50 sample sentences, so that neither figure counts numba's compilation. One core "
-    "(NUMBA_NUM_THREADS=1). UDPipe 1: trained on the same split with the same held-out file; "
-    "training CPU s of its tokenizer and tagger-parser models, speed of both applied in one "
-    "process, each loading its model. Published rows: LAS, MLAS and BLEX of the UD 2.5 models of UDPipe 1 and Stanza 1.1.1, trained on full train splits of another release, as context. Older releases (`_r<version>` folders) are their own rows: "
-    "their splits are not those of the current release."
+    "follow one on 50 sample sentences, so that neither figure counts numba's compilation. One "
+    "core (NUMBA_NUM_THREADS=1). UDPipe 1: trained on the same split with the same held-out "
+    "file; training CPU s of its tokenizer and tagger-parser models, speed of both applied in one "
+    "process, each loading its model. Published rows: LAS, MLAS and BLEX of the UD 2.5 models of "
+    "UDPipe 1 and Stanza 1.1.1, trained on full train splits of another release, as context. "
+    "Older releases (`_r<version>` folders) are their own rows: their splits are not those of "
+    "the current release."
 )
 
 
@@ -71,17 +74,29 @@ NOTE = (
 # as tabulated in Trankit's documentation (docs/source/performance.rst); as printed there
 PUBLISHED = {
     "UDPipe 1, published (UD 2.5)": {
-        "UD_English-EWT": ("77.0", "67.7", "69.5"), "UD_Czech-CLTT": ("75.4", "60.0", "68.9"),
-        "UD_Turkish-IMST": ("55.1", "45.2", "46.7"), "UD_Portuguese-Bosque": ("81.9", "68.0", "71.8"),
-        "UD_German-GSD": ("72.7", "34.5", "61.4"), "UD_Spanish-GSD": ("82.0", "68.6", "69.3"),
-        "UD_Japanese-GSD": ("73.7", "60.6", "62.6"), "UD_Chinese-GSD": ("57.8", "50.8", "54.7"),
-        "UD_Basque-BDT": ("69.9", "57.4", "63.2"), "UD_Danish-DDT": ("76.0", "66.4", "66.8")},
+        "UD_English-EWT": ("77.0", "67.7", "69.5"),
+        "UD_Czech-CLTT": ("75.4", "60.0", "68.9"),
+        "UD_Turkish-IMST": ("55.1", "45.2", "46.7"),
+        "UD_Portuguese-Bosque": ("81.9", "68.0", "71.8"),
+        "UD_German-GSD": ("72.7", "34.5", "61.4"),
+        "UD_Spanish-GSD": ("82.0", "68.6", "69.3"),
+        "UD_Japanese-GSD": ("73.7", "60.6", "62.6"),
+        "UD_Chinese-GSD": ("57.8", "50.8", "54.7"),
+        "UD_Basque-BDT": ("69.9", "57.4", "63.2"),
+        "UD_Danish-DDT": ("76.0", "66.4", "66.8"),
+    },
     "Stanza 1.1.1, published (UD 2.5)": {
-        "UD_English-EWT": ("83.59", "76.02", "78.50"), "UD_Czech-CLTT": ("83.38", "70.70", "77.56"),
-        "UD_Turkish-IMST": ("64.50", "56.04", "59.60"), "UD_Portuguese-Bosque": ("87.57", "76.78", "80.30"),
-        "UD_German-GSD": ("80.61", "58.57", "71.24"), "UD_Spanish-GSD": ("86.73", "73.96", "79.19"),
-        "UD_Japanese-GSD": ("80.16", "69.85", "71.01"), "UD_Chinese-GSD": ("69.82", "63.26", "66.81"),
-        "UD_Basque-BDT": ("82.76", "73.56", "78.26"), "UD_Danish-DDT": ("84.19", "77.13", "78.46")},
+        "UD_English-EWT": ("83.59", "76.02", "78.50"),
+        "UD_Czech-CLTT": ("83.38", "70.70", "77.56"),
+        "UD_Turkish-IMST": ("64.50", "56.04", "59.60"),
+        "UD_Portuguese-Bosque": ("87.57", "76.78", "80.30"),
+        "UD_German-GSD": ("80.61", "58.57", "71.24"),
+        "UD_Spanish-GSD": ("86.73", "73.96", "79.19"),
+        "UD_Japanese-GSD": ("80.16", "69.85", "71.01"),
+        "UD_Chinese-GSD": ("69.82", "63.26", "66.81"),
+        "UD_Basque-BDT": ("82.76", "73.56", "78.26"),
+        "UD_Danish-DDT": ("84.19", "77.13", "78.46"),
+    },
 }
 PUBLISHED_FIGURES = ("LAS", "MLAS", "BLEX")
 
@@ -259,8 +274,8 @@ def plot_las(path):
             ax.bar([p + (i - (len(systems) - 1) / 2) * width for p in positions], values,
                    width, label=label)
     ax.set_xticks(range(len(treebanks)))
-    ax.set_xticklabels([f"{name.removeprefix('UD_')}\n(on {trained_on[name]})" for name in treebanks],
-                       rotation=35, ha="right")
+    ax.set_xticklabels([f"{name.removeprefix('UD_')}\n(on {trained_on[name]})"
+                        for name in treebanks], rotation=35, ha="right")
     ax.set_ylabel("LAS from raw text (F1, %)")
     ax.set_ylim(0, 100)
     ax.grid(axis="y", alpha=0.3)
