@@ -167,21 +167,15 @@ def lowercase_words(codes, classes):
 def known_tokens(codes, classes, gold, min_count=KNOWN_MIN_COUNT):
     """Sorted distinct hashes (see _chunk_hash) of the tokens of a training text with
     its gold labels, of at most KNOWN_MAX_LENGTH characters, seen at least
-    KNOWN_MIN_COUNT times: a token seen once stands for the words a new text brings
-    that training never saw."""
-    n = len(codes)
-    keys = np.empty(n, np.int64)
-    n_keys, start = 0, -1
-    for i in range(n):
-        if classes[i] == CLASS_SPACE or classes[i] == CLASS_NEWLINE:
-            continue
-        if start < 0:
-            start = i
-        if gold[i] != INSIDE:
-            if i + 1 - start <= KNOWN_MAX_LENGTH:
-                keys[n_keys] = _chunk_hash(codes, start, i + 1)
-                n_keys += 1
-            start = -1
+    ``min_count`` times: where each is seen twice, a token seen once stands for the
+    words a new text brings that training never saw."""
+    spans, _ = label_spans(gold, classes)
+    keys = np.empty(len(spans), np.int64)
+    n_keys = 0
+    for t in range(len(spans)):
+        if spans[t, 1] - spans[t, 0] <= KNOWN_MAX_LENGTH:
+            keys[n_keys] = _chunk_hash(codes, spans[t, 0], spans[t, 1])
+            n_keys += 1
     keys = np.sort(keys[:n_keys])
     kept = np.empty(n_keys, np.int64)
     n_kept, run = 0, 0
