@@ -1,5 +1,6 @@
 """The scikit-learn estimator of the low-rank tensor parser (Lei et al., ACL 2014)."""
 
+import sys
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -34,7 +35,16 @@ from ._encoding import Encoding, encode, fit_encoding, form_columns
 from ._features import N_ARC_BUCKETS
 from ._high_order import NO_HIGH_ORDER, part_scorer, third_order_decode, third_order_difference
 from ._init import _PAIRS, svd_initialisation, tensor_entries
-from ._kernels import Config, TokenArrays, Weights, passive_aggressive_update, sentence_arc_scores
+from ._kernels import (
+    ALL_ARCS,
+    PRUNED_SCORE,
+    Config,
+    TokenArrays,
+    Weights,
+    passive_aggressive_update,
+    sentence_arc_scores,
+)
+from ._pruning import PRUNER_TABLE_ROWS, kept_arcs, pruner_scores, train_pruner
 
 # third-order decoding: the candidate heads' margin below a word's best arc score,
 # in training and prediction, and restarts in a row without a better tree (in
@@ -59,8 +69,11 @@ _PARAMETERS = ("theta", "U", "V", "W")
 _POS_FIELDS = (XPOS, tag_fallback(XPOS))
 
 
+# the gold heads kept_arcs adds in prediction: none
+_NO_HEADS = np.zeros(0, dtype=np.int64)
+
 # the fitted arrays that pickles hold as the safe model format does (see __getstate__)
-_COMPACT_IN_PICKLES = tuple(name + "_" for name in _PARAMETERS)
+_COMPACT_IN_PICKLES = tuple(name + "_" for name in _PARAMETERS) + ("pruner_theta_",)
 
 
 def _token_arrays(data):
@@ -69,7 +82,8 @@ def _token_arrays(data):
                        data["wf_off"], data["wf_idx"], data["wf_val"])
 
 
-def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter, climb=None):
+def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter, climb=None,
+                   keep=ALL_ARCS):
     """One passive-aggressive step on the sentence at ``start``: returns (loss, predicted heads).
 
     Cost-augmented decoding (score plus Hamming distance to ``gold``) finds
@@ -79,9 +93,10 @@ def train_sentence(start, n, gold, tokens, params, sums, config, decode, counter
     microseconds per call: one kernel holding them all would be compiled,
     and optimised again as a whole, on first use, for seconds more. With
     ``climb`` settings (third order) the tree is found by hill climbing
-    (``decode`` unused) and its third-order parts join theta's update.
+    (``decode`` unused) and its third-order parts join theta's update. ``keep``:
+    the arcs the pruner kept (all by default).
     """
-    scores, Uh, Vm, Wb = sentence_arc_scores(start, n, tokens, params, config)
+    scores, Uh, Vm, Wb = sentence_arc_scores(start, n, tokens, params, config, keep)
     augmented = scores + 1.0
     augmented[gold, np.arange(1, n + 1)] -= 1.0
     if climb is not None:
@@ -109,9 +124,9 @@ class _PassiveAggressiveEpochs(EpochTrainer):
     the validation LAS scores the tree and the labels of the same epoch.
     """
 
-    def __init__(self, parser, data, heads, labels, rng):
+    def __init__(self, parser, data, heads, labels, rng, keep):
         self.parser, self.data, self.heads, self.labels = parser, data, heads, labels
-        self.rng = rng
+        self.rng, self.keep = rng, keep
         self.history = parser.history_
         # the pass just made was the initialisation, before the labels' first epoch
         self.labels_untrained = False
@@ -120,11 +135,11 @@ class _PassiveAggressiveEpochs(EpochTrainer):
         parser = self.parser
         self.labels_untrained = False
         if not parser.tensor_initialised_:
-            loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0)
+            loss, train_uas, pred = parser._epoch(self.data, self.heads, 1.0, self.keep)
             parser._initialise_tensor(self.data, self.heads, pred, self.rng)
             self.labels_untrained = self.labels is not None
             return EpochResult("init (gamma=1)", loss, (("cost-augmented training UAS", train_uas),))
-        loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma)
+        loss, train_uas, _ = parser._epoch(self.data, self.heads, parser.gamma, self.keep)
         fields = (("cost-augmented training UAS", train_uas),)
         if self.labels is not None:
             labels = self.labels.train_epoch()
@@ -228,6 +243,17 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         trees under perturbed arc scores, which keeps to projective trees
         when ``decoder_`` is Eisner. The paper trains it with ``C=0.01``
         (the user guide compares that with the default).
+    prune_margin : float or None, default=None
+        Arc pruning, as in the paper's code: ``fit`` first trains a cheap
+        first-order pruner (a fifth of the arc features, no in-between tags,
+        ten passes in which each word picks its head on its own), and the
+        full model then scores, in training and prediction, only the arcs
+        whose pruner score is within ``prune_margin`` of the word's best
+        head, at most ``prune_max_heads`` of them (training also keeps the
+        gold arcs). The other arcs score so low that a tree uses one only
+        when the kept arcs make no tree. None scores every arc.
+    prune_max_heads : int, default=10
+        The most heads kept per word when pruning.
     n_iter_no_change : int or None, default=None
         With validation data (``X_val`` or ``validation_fraction``), stop
         after this many passes without a better validation score and keep
@@ -279,6 +305,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         or what ``"auto"`` chose from the first training data).
     n_iter_ : int
         Passes over training data so far, counting the initialisation pass.
+    pruner_theta_ : ndarray of shape (2**20,), float32 holding float16 values, or None
+        The pruner's weights (with ``prune_margin``); None without pruning.
     labeller_ : dict or None
         The fitted arc labeller (relation labels, root label, vocabularies
         and perceptron weights as plain arrays) when fitted on pairs; None
@@ -297,6 +325,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         "word_vectors": [Mapping, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
+        "prune_margin": [Interval(Real, 0, None, closed="left"), None],
+        "prune_max_heads": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
@@ -318,6 +348,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         word_vectors=None,
         n_features=2**22,
         order=1,
+        prune_margin=None,
+        prune_max_heads=10,
         n_iter_no_change=None,
         validation_fraction=None,
         random_state=None,
@@ -335,6 +367,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         self.word_vectors = word_vectors
         self.n_features = n_features
         self.order = order
+        self.prune_margin = prune_margin
+        self.prune_max_heads = prune_max_heads
         self.n_iter_no_change = n_iter_no_change
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -383,8 +417,10 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
             setattr(self, name + "_", float16_precision(
                 prediction_weights(self.training_state_, name, self.average)))
 
-    def _epoch(self, data, heads, gamma):
-        """One pass of passive-aggressive updates; returns (mean loss, training UAS, heads)."""
+    def _epoch(self, data, heads, gamma, keep):
+        """One pass of passive-aggressive updates; returns (mean loss, training UAS, heads).
+
+        ``keep``: the kept arcs of each sentence, or None without pruning."""
         state = self.training_state_
         sent_off = data["sent_off"]
         tokens = _token_arrays(data)
@@ -402,7 +438,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
             lo = start - s  # flat token offset: no root slot in heads and pred
             losses[s], pred[lo:lo + n] = train_sentence(
                 start, n, heads[lo:lo + n], tokens, params, sums, config, decode, counter,
-                climb)
+                climb, ALL_ARCS if keep is None else keep[s])
             counter += 1
         state["count"][0] = counter
         self.n_iter_ += 1
@@ -445,14 +481,39 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         flat, offsets = pack_ragged(heads)
         if reset:
             self.decoder_ = self._choose_decoder(flat, offsets)
+            self.pruner_theta_ = None if self.prune_margin is None else float16_precision(
+                train_pruner(data, flat, self.pos is not None, self.C))
+        keep = self._training_arcs(data, flat)
         labels = self._labeller_epochs(sentences, heads, deprels, reset=reset, rng=rng)
         # the tensor-free initialisation pass, if still due, comes before the n_epochs
         n_passes = n_epochs + (0 if self.tensor_initialised_ else 1)
-        _PassiveAggressiveEpochs(self, data, flat, labels, rng).run(
+        _PassiveAggressiveEpochs(self, data, flat, labels, rng, keep).run(
             n_passes, name=type(self).__name__, verbose=self.verbose, validation=validation,
             patience=self.n_iter_no_change)
         self._store_prediction_weights()
         return labels
+
+    def _training_arcs(self, data, heads):
+        """The arcs the pruner keeps in each training sentence, gold arcs included (None
+        without a pruner); with ``verbose``, their number per word and the share of
+        gold heads kept before the gold arcs were added."""
+        if self._pruner() is None:
+            return None
+        sent_off = data["sent_off"]
+        keep, recalled, kept = [], 0, 0
+        for s in range(len(sent_off) - 1):
+            n = sent_off[s + 1] - sent_off[s] - 1
+            gold = heads[sent_off[s] - s:sent_off[s] - s + n]
+            pruned = self._kept_arcs(data, s)
+            recalled += int(pruned[gold, np.arange(1, n + 1)].sum())
+            kept += int(pruned.sum())
+            pruned[gold, np.arange(1, n + 1)] = True
+            keep.append(pruned)
+        if self.verbose:
+            print(f"[{type(self).__name__}] pruner: {kept / max(len(heads), 1):.2f} heads kept "
+                  f"per training word, gold heads among them {recalled / max(len(heads), 1):.4f}",
+                  file=sys.stderr, flush=True)
+        return keep
 
     def _choose_decoder(self, heads, offsets):
         """The decoder to train and parse with: ``decoder``, or the choice of ``"auto"``
@@ -516,7 +577,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         state = super().__getstate__()
         encoder = _Encoder()
         packed = {name: encoder.array(state.pop(name), name)
-                  for name in _COMPACT_IN_PICKLES if name in state}
+                  for name in _COMPACT_IN_PICKLES if state.get(name) is not None}
         if packed:
             state["_packed_weights"] = (packed, encoder.arrays)
         return state
@@ -542,13 +603,27 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
     def _config(self, gamma):
         return Config(float(gamma), float(self.C), int(self.n_features), self.pos is not None)
 
+    def _pruner(self):
+        # models saved before pruning existed have no pruner
+        return getattr(self, "pruner_theta_", None)
+
+    def _kept_arcs(self, data, s):
+        """The arcs of sentence ``s`` of an encoded corpus that the pruner keeps."""
+        start = data["sent_off"][s]
+        n = data["sent_off"][s + 1] - start - 1
+        scores = pruner_scores(start, n, data["form"], data["xpos"], data["upos"],
+                               self.pos is not None, self._pruner(), PRUNER_TABLE_ROWS)
+        return kept_arcs(scores, float(self.prune_margin), int(self.prune_max_heads), _NO_HEADS)
+
     def _sentence_scores(self, data, s):
-        """Arc score matrix of sentence ``s`` of an encoded corpus, under the fitted weights."""
+        """Arc score matrix of sentence ``s`` of an encoded corpus, under the fitted
+        weights (pruned arcs at the pruned score)."""
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
         weights = Weights(self.theta_, self.U_, self.V_, self.W_)
+        keep = ALL_ARCS if self._pruner() is None else self._kept_arcs(data, s)
         return sentence_arc_scores(start, n, _token_arrays(data), weights,
-                                   self._config(self.gamma))[0]
+                                   self._config(self.gamma), keep)[0]
 
     def _decode(self, data, s):
         """Heads of sentence ``s`` of an encoded corpus."""
@@ -613,13 +688,32 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
     def arc_scores(self, sentence):
         """Arc score matrix of one sentence: ``scores[h, m]`` for h in 0..n, m in 1..n.
 
-        Column 0 and the diagonal (impossible arcs) are ``-inf``.
+        Column 0, the diagonal (impossible arcs) and the arcs the pruner dropped
+        are ``-inf``.
         """
         _, data = self._predict_data([sentence])
         scores = self._sentence_scores(data, 0)
+        scores[scores == PRUNED_SCORE] = -np.inf
         scores[:, 0] = -np.inf
         np.fill_diagonal(scores, -np.inf)
         return scores
+
+    def kept_arcs(self, X):
+        """The arcs the pruner keeps: per sentence a bool array ``keep[h, m]`` of shape
+        (n + 1, n + 1), h in 0..n (0 the root), m in 1..n; every arc is kept without
+        pruning (``prune_margin=None``)."""
+        check_fitted(self, "theta_")
+        _, data = self._predict_data(X)
+        sent_off = data["sent_off"]
+        if self._pruner() is None:
+            out = []
+            for s in range(len(sent_off) - 1):
+                n = sent_off[s + 1] - sent_off[s] - 1
+                keep = ~np.eye(n + 1, dtype=bool)
+                keep[:, 0] = False
+                out.append(keep)
+            return out
+        return self._map_sentences(data, lambda s: self._kept_arcs(data, s))
 
     def third_order_scorer(self, sentence, theta=None):
         """The scorer of one sentence's third-order parts, for hill-climbing decoding.

@@ -263,6 +263,66 @@ def arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos, n_features, ou
     return k
 
 
+# The pruner's templates: some of the arc templates, each involving the head (a
+# template of the modifier alone scores every candidate head alike), with their own
+# numbers since the pruner has a table of its own.
+P_HW_MW, P_DIST, P_HW, P_HP, P_HP_MP, P_HW_MP, P_HP_MW = 71, 72, 73, 74, 75, 76, 77
+P_SURR_HN_MP, P_SURR_HP_MP, P_SURR_HN_MN, P_SURR_HP_MN = 78, 79, 80, 81
+N_PRUNER_WORD_TEMPLATES = 3  # per repetition (alone, conjoined with direction and distance)
+N_PRUNER_TAG_TEMPLATES = 7  # per repetition and tag set
+
+
+@njit(cache=True, nogil=True, inline="always")
+def max_pruner_features():
+    """Capacity of a buffer that :func:`pruner_feature_ids` writes."""
+    return 2 * (N_PRUNER_WORD_TEMPLATES + 2 * N_PRUNER_TAG_TEMPLATES)
+
+
+@njit(cache=True, nogil=True)
+def pruner_feature_ids(start, n, h, m, form, xpos, upos, pos, n_features, out):
+    """Write the theta indices of the pruner's features of h -> m into ``out``; return
+    how many.
+
+    The head's form, the two forms, and over each tag set the head's tag, the two
+    tags, a form with the other's tag and the four surrounding-tag templates, each
+    alone and conjoined with the arc's direction and binned distance: a third of
+    :func:`arc_feature_ids`'s features, and none of the in-between ones. Without
+    tags only the forms and the distance are read.
+    """
+    dd = arc_bucket(h, m) + 1
+    hw = form[start + h]
+    mw = form[start + m]
+    k = 0
+    for rep in range(2):
+        conj = dd if rep else 0
+        out[k] = feature_hash(P_HW_MW, hw, mw, conj, 0, 0)
+        out[k + 1] = feature_hash(P_DIST, conj, 0, 0, 0, 0)
+        out[k + 2] = feature_hash(P_HW, hw, conj, 0, 0, 0)
+        k += N_PRUNER_WORD_TEMPLATES
+        if not pos:
+            continue
+        for coarse in range(2):
+            tags = upos if coarse else xpos
+            shift = coarse * COARSE_SHIFT
+            hp = tags[start + h]
+            mp = tags[start + m]
+            hpp = _field_at(tags, start, n, h - 1)
+            hpn = _field_at(tags, start, n, h + 1)
+            mpp = _field_at(tags, start, n, m - 1)
+            mpn = _field_at(tags, start, n, m + 1)
+            out[k] = feature_hash(shift + P_HP, hp, conj, 0, 0, 0)
+            out[k + 1] = feature_hash(shift + P_HP_MP, hp, mp, conj, 0, 0)
+            out[k + 2] = feature_hash(shift + P_HW_MP, hw, mp, conj, 0, 0)
+            out[k + 3] = feature_hash(shift + P_HP_MW, hp, mw, conj, 0, 0)
+            out[k + 4] = feature_hash(shift + P_SURR_HN_MP, hp, hpn, mpp, mp, conj)
+            out[k + 5] = feature_hash(shift + P_SURR_HP_MP, hpp, hp, mpp, mp, conj)
+            out[k + 6] = feature_hash(shift + P_SURR_HN_MN, hp, hpn, mp, mpn, conj)
+            k += N_PRUNER_TAG_TEMPLATES
+    for j in range(k):
+        out[j] = table_row(out[j], n_features)
+    return k
+
+
 # not inlined: the scores under float32 and float64 weights and the update share it
 @njit(cache=True, nogil=True)
 def add_between(between, start, n, h, b, xpos, upos):

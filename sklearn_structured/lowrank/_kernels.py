@@ -71,6 +71,12 @@ class Config(NamedTuple):
     """Whether the templates read the tag fields (the parser's ``pos`` is not None)."""
 
 
+# the score of an arc a pruner dropped (see ._pruning): below any tree of kept arcs,
+# finite so that the decoders always find a tree
+PRUNED_SCORE = -1.0e4
+# the keep mask of the arc scorers that scores every arc
+ALL_ARCS = np.zeros((0, 0), dtype=np.bool_)
+
 # Small helpers with one or two call sites are inlined (inline="always"):
 # every separately compiled function costs a few tenths of a second on first use.
 
@@ -102,12 +108,14 @@ def project_buckets(W):
 
 @njit(cache=True, nogil=True)
 def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
-                    gamma, Uh, Vm, Wb):
+                    gamma, Uh, Vm, Wb, keep):
     """Arc score matrix (n + 1, n + 1), ``scores[h, m]``; column 0 and diagonal are 0.
 
     ``Uh``, ``Vm``, ``Wb`` are the projections of :func:`project_tokens` and
-    :func:`project_buckets` (ignored when gamma == 1).
+    :func:`project_buckets` (ignored when gamma == 1). ``keep``: the arcs to score
+    (``keep[h, m]``), the others getting ``pruned``; an empty array scores them all.
     """
+    pruning = keep.shape[0] > 0
     scores = np.zeros((n + 1, n + 1))
     buf = np.empty(max_arc_features(n), dtype=np.int64)
     between = between_tags(n)
@@ -119,6 +127,12 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
             between[3][:] = 0  # empty: no word lies between h and its neighbour
             m = h + step
             while 1 <= m <= n:
+                if pruning and not keep[h, m]:
+                    scores[h, m] = PRUNED_SCORE
+                    if gamma > 0.0 and pos:
+                        add_between(between, start, n, h, m, xpos, upos)
+                    m += step
+                    continue
                 s = 0.0
                 if gamma > 0.0:
                     k = arc_feature_ids(start, n, h, m, form, lemma, xpos, upos, pos,
@@ -142,8 +156,9 @@ def sentence_scores(start, n, form, lemma, xpos, upos, theta, n_features, pos,
 
 
 @njit(cache=True, nogil=True)
-def sentence_arc_scores(start, n, tokens, weights, config):
-    """Arc score matrix of the sentence at slot ``start`` with ``n`` words.
+def sentence_arc_scores(start, n, tokens, weights, config, keep):
+    """Arc score matrix of the sentence at slot ``start`` with ``n`` words, of the arcs
+    ``keep`` holds (see :func:`sentence_scores`).
 
     Returns ``(scores, Uh, Vm, Wb)``: the projections behind the tensor part
     are zeros when gamma == 1 (no tensor).
@@ -159,7 +174,7 @@ def sentence_arc_scores(start, n, tokens, weights, config):
         Wb = np.zeros((N_ARC_BUCKETS, rank))
     scores = sentence_scores(start, n, tokens.form, tokens.lemma, tokens.xpos, tokens.upos,
                              weights.theta, config.n_features, config.pos, config.gamma,
-                             Uh, Vm, Wb)
+                             Uh, Vm, Wb, keep)
     return scores, Uh, Vm, Wb
 
 

@@ -148,7 +148,7 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
     from sklearn_structured.lowrank._encoding import encode
     from sklearn_structured.lowrank._estimator import HILL_CLIMBING, _token_arrays, train_sentence
     from sklearn_structured.lowrank._high_order import part_scorer
-    from sklearn_structured.lowrank._kernels import Config, Weights, sentence_arc_scores
+    from sklearn_structured.lowrank._kernels import ALL_ARCS, Config, Weights, sentence_arc_scores
 
     X, y = load_sample_treebank("train")
     parser = LowRankTensorParser(rank=2, gamma=1.0, n_epochs=1, n_features=2**12,
@@ -162,7 +162,7 @@ def test_third_order_passive_aggressive_step_makes_the_margin_the_hamming_cost()
     config = Config(1.0, 1e9, 2**12, True)
     loss, pred = train_sentence(0, 6, gold, tokens, params, sums, config, None, 0, HILL_CLIMBING)
     assert loss > 0 and not np.array_equal(pred, gold)
-    scores = sentence_arc_scores(0, 6, tokens, params, config)[0]
+    scores = sentence_arc_scores(0, 6, tokens, params, config, ALL_ARCS)[0]
     scorer = part_scorer(0, 6, tokens, params.theta, 2**12, 1.0)
     margin = (full_score(scores, gold, scorer, new_memo(6, 36))
               - full_score(scores, pred, scorer, new_memo(6, 36)))

@@ -33,7 +33,8 @@ from sklearn_structured.lowrank._features import (
 )
 from sklearn_structured.lowrank._encoding import encode
 from sklearn_structured.lowrank._estimator import _DECODERS, _token_arrays, train_sentence
-from sklearn_structured.lowrank._kernels import Config, Weights, sentence_scores
+from sklearn_structured.lowrank._kernels import (ALL_ARCS, PRUNED_SCORE, Config, Weights,
+                                                 sentence_scores)
 from sklearn_structured.lowrank._init import svd_initialisation
 from sklearn_structured.utils import find_heads_error
 
@@ -145,10 +146,20 @@ def test_in_between_features_equal_their_word_by_word_enumeration(n_tags):
                     assert np.array_equal(
                         as_multiset(*arc_features(data, start, n, h, m, pos, n_features)), ids)
                     expected[h, m] = theta[ids].sum()
-            scores = sentence_scores(start, n, data["form"], data["lemma"], data["xpos"],
-                                     data["upos"], theta, n_features, pos, 1.0, empty, empty,
-                                     np.zeros((N_ARC_BUCKETS, 1)))
-            np.testing.assert_array_equal(scores, expected)
+            # a pruned arc is skipped, and the longer arcs after it still count the
+            # words between
+            keep = rng.random((n + 1, n + 1)) < 0.5
+            for mask in (ALL_ARCS, keep):
+                scores = sentence_scores(start, n, data["form"], data["lemma"], data["xpos"],
+                                         data["upos"], theta, n_features, pos, 1.0, empty,
+                                         empty, np.zeros((N_ARC_BUCKETS, 1)), mask)
+                want = expected.copy()
+                if mask.size:
+                    pruned = ~mask
+                    pruned[:, 0] = False
+                    np.fill_diagonal(pruned, False)
+                    want[pruned] = PRUNED_SCORE
+                np.testing.assert_array_equal(scores, want)
 
 
 def random_parameters(parser, seed):

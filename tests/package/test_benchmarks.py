@@ -29,7 +29,8 @@ SAMPLE = 12  # sentences of the embedded sample per split
 # UDPipe, a Dask cluster, git worktrees) and are only imported
 TINY_RUNS = {
     "decoders": ["--sentences", "2", "--repeats", "1", "--sizes", "10"],
-    "lowrank": ["--treebanks", "en_ewt", "--configs", "full", "--n-epochs", "1", "--cache-dir", "{tmp}"],
+    "lowrank": ["--treebanks", "en_ewt", "--configs", "full", "full_pruned", "--n-epochs", "1",
+                "--cache-dir", "{tmp}"],
     "lowrank_threads": [],
     "hill_climbing": ["--sentences", "3", "--patience", "2", "--margin", "1.0", "--reference", "3"],
     "labels": ["--parser", "lowrank", "--param", "n_epochs=1"],
