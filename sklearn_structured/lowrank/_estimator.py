@@ -245,14 +245,14 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         (the user guide compares that with the default).
     prune_margin : float or None, default=None
         Arc pruning, as in the paper's code: ``fit`` first trains a cheap
-        first-order pruner (a fifth of the arc features, no in-between tags,
+        first-order pruner (a third of the arc features, no in-between tags,
         ten passes in which each word picks its head on its own), and the
         full model then scores, in training and prediction, only the arcs
         whose pruner score is within ``prune_margin`` of the word's best
         head, at most ``prune_max_heads`` of them (training also keeps the
         gold arcs). The other arcs score so low that a tree uses one only
         when the kept arcs make no tree. None scores every arc.
-    prune_max_heads : int, default=10
+    prune_max_heads : int, default=20
         The most heads kept per word when pruning.
     n_iter_no_change : int or None, default=None
         With validation data (``X_val`` or ``validation_fraction``), stop
@@ -349,7 +349,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         n_features=2**22,
         order=1,
         prune_margin=None,
-        prune_max_heads=10,
+        prune_max_heads=20,
         n_iter_no_change=None,
         validation_fraction=None,
         random_state=None,
@@ -583,7 +583,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         return state
 
     def __setstate__(self, state):
-        super().__setstate__(state)
+        # pickles made before pruning existed: no pruning
+        super().__setstate__({"prune_margin": None, "prune_max_heads": 20, **state})
         packed = self.__dict__.pop("_packed_weights", None)
         if packed is not None:
             descriptions, arrays = packed
@@ -604,7 +605,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         return Config(float(gamma), float(self.C), int(self.n_features), self.pos is not None)
 
     def _pruner(self):
-        # models saved before pruning existed have no pruner
+        # model files saved before pruning existed have no pruner
         return getattr(self, "pruner_theta_", None)
 
     def _kept_arcs(self, data, s):

@@ -135,3 +135,16 @@ def test_verbose_reports_the_kept_heads(sample, capsys):
     LowRankTensorParser(prune_margin=2.0, verbose=1, **SMALL).fit(X, y)
     line = [ln for ln in capsys.readouterr().err.splitlines() if "pruner" in ln][0]
     assert "heads kept per training word" in line and "gold heads among them" in line
+
+
+def test_a_parser_pickled_before_pruning_existed_loads_without_a_pruner(sample):
+    X, y, X_test, _ = sample
+    parser = LowRankTensorParser(**SMALL).fit(X, y)
+    state = parser.__getstate__()
+    for name in ("prune_margin", "prune_max_heads", "pruner_theta_"):
+        del state[name]
+    old = LowRankTensorParser.__new__(LowRankTensorParser)
+    old.__setstate__(state)
+    repr(old)  # every parameter is there
+    assert old.get_params()["prune_margin"] is None
+    assert_same_predictions(parser.predict(X_test), old.predict(X_test))
