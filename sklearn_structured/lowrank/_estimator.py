@@ -251,7 +251,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         whose pruner score is within ``prune_margin`` of the word's best
         head, at most ``prune_max_heads`` of them (training also keeps the
         gold arcs). The other arcs score so low that a tree uses one only
-        when the kept arcs make no tree. None scores every arc.
+        when the kept arcs make no tree. Sentences of at most
+        ``prune_max_heads`` words are scored in full. None scores every arc.
     prune_max_heads : int, default=20
         The most heads kept per word when pruning.
     n_iter_no_change : int or None, default=None
@@ -505,9 +506,12 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
             n = sent_off[s + 1] - sent_off[s] - 1
             gold = heads[sent_off[s] - s:sent_off[s] - s + n]
             pruned = self._kept_arcs(data, s)
-            recalled += int(pruned[gold, np.arange(1, n + 1)].sum())
-            kept += int(pruned.sum())
-            pruned[gold, np.arange(1, n + 1)] = True
+            if pruned is ALL_ARCS:
+                recalled, kept = recalled + n, kept + n * n
+            else:
+                recalled += int(pruned[gold, np.arange(1, n + 1)].sum())
+                kept += int(pruned.sum())
+                pruned[gold, np.arange(1, n + 1)] = True
             keep.append(pruned)
         if self.verbose:
             print(f"[{type(self).__name__}] pruner: {kept / max(len(heads), 1):.2f} heads kept "
@@ -609,9 +613,13 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         return getattr(self, "pruner_theta_", None)
 
     def _kept_arcs(self, data, s):
-        """The arcs of sentence ``s`` of an encoded corpus that the pruner keeps."""
+        """The arcs of sentence ``s`` of an encoded corpus that the pruner keeps:
+        ``ALL_ARCS`` without a pruner and for a sentence of at most ``prune_max_heads``
+        words, whose arcs are few enough that the pruner would cost more than it saves."""
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
+        if self._pruner() is None or n <= self.prune_max_heads:
+            return ALL_ARCS
         scores = pruner_scores(start, n, data["form"], data["xpos"], data["upos"],
                                self.pos is not None, self._pruner(), PRUNER_TABLE_ROWS)
         return kept_arcs(scores, float(self.prune_margin), int(self.prune_max_heads), _NO_HEADS)
@@ -622,9 +630,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
         weights = Weights(self.theta_, self.U_, self.V_, self.W_)
-        keep = ALL_ARCS if self._pruner() is None else self._kept_arcs(data, s)
         return sentence_arc_scores(start, n, _token_arrays(data), weights,
-                                   self._config(self.gamma), keep)[0]
+                                   self._config(self.gamma), self._kept_arcs(data, s))[0]
 
     def _decode(self, data, s):
         """Heads of sentence ``s`` of an encoded corpus."""
@@ -701,20 +708,21 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
 
     def kept_arcs(self, X):
         """The arcs the pruner keeps: per sentence a bool array ``keep[h, m]`` of shape
-        (n + 1, n + 1), h in 0..n (0 the root), m in 1..n; every arc is kept without
-        pruning (``prune_margin=None``)."""
+        (n + 1, n + 1), h in 0..n (0 the root), m in 1..n. Every arc is kept without
+        pruning (``prune_margin=None``) and in a sentence of at most ``prune_max_heads``
+        words."""
         check_fitted(self, "theta_")
         _, data = self._predict_data(X)
-        sent_off = data["sent_off"]
-        if self._pruner() is None:
-            out = []
-            for s in range(len(sent_off) - 1):
-                n = sent_off[s + 1] - sent_off[s] - 1
+
+        def kept(s):
+            keep = self._kept_arcs(data, s)
+            if keep is ALL_ARCS:
+                n = data["sent_off"][s + 1] - data["sent_off"][s] - 1
                 keep = ~np.eye(n + 1, dtype=bool)
                 keep[:, 0] = False
-                out.append(keep)
-            return out
-        return self._map_sentences(data, lambda s: self._kept_arcs(data, s))
+            return keep
+
+        return self._map_sentences(data, kept)
 
     def third_order_scorer(self, sentence, theta=None):
         """The scorer of one sentence's third-order parts, for hill-climbing decoding.
