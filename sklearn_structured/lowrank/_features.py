@@ -183,16 +183,19 @@ def between_tags(n):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _tag_window(tags, start, n, h, m):
+    """The tags of h and m and of their neighbours: ``(hp, mp, hp-1, hp+1, mp-1, mp+1)``."""
+    return (tags[start + h], tags[start + m],
+            _field_at(tags, start, n, h - 1), _field_at(tags, start, n, h + 1),
+            _field_at(tags, start, n, m - 1), _field_at(tags, start, n, m + 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _tag_templates(out, k, shift, start, n, h, m, hw, mw, tags, conj):
     """The MST tag templates over one tag set (template numbers moved by ``shift``), the
     in-between one aside, as full hashes: :func:`arc_feature_ids` reduces them to
     theta indices."""
-    hp = tags[start + h]
-    mp = tags[start + m]
-    hpp = _field_at(tags, start, n, h - 1)
-    hpn = _field_at(tags, start, n, h + 1)
-    mpp = _field_at(tags, start, n, m - 1)
-    mpn = _field_at(tags, start, n, m + 1)
+    hp, mp, hpp, hpn, mpp, mpn = _tag_window(tags, start, n, h, m)
     out[k] = feature_hash(shift + A_HW_HP, hw, hp, conj, 0, 0)
     out[k + 1] = feature_hash(shift + A_HP, hp, conj, 0, 0, 0)
     out[k + 2] = feature_hash(shift + A_MW_MP, mw, mp, conj, 0, 0)
@@ -304,12 +307,7 @@ def pruner_feature_ids(start, n, h, m, form, xpos, upos, pos, n_features, out):
         for coarse in range(2):
             tags = upos if coarse else xpos
             shift = coarse * COARSE_SHIFT
-            hp = tags[start + h]
-            mp = tags[start + m]
-            hpp = _field_at(tags, start, n, h - 1)
-            hpn = _field_at(tags, start, n, h + 1)
-            mpp = _field_at(tags, start, n, m - 1)
-            mpn = _field_at(tags, start, n, m + 1)
+            hp, mp, hpp, hpn, mpp, mpn = _tag_window(tags, start, n, h, m)
             out[k] = feature_hash(shift + P_HP, hp, conj, 0, 0, 0)
             out[k + 1] = feature_hash(shift + P_HP_MP, hp, mp, conj, 0, 0)
             out[k + 2] = feature_hash(shift + P_HW_MP, hw, mp, conj, 0, 0)
