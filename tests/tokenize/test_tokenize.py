@@ -352,6 +352,34 @@ def test_known_tokens_mark_where_words_may_end_in_text_without_spaces():
     assert expected[new.index("中国人") + 2].tolist() == [3, 0, 0]
 
 
+def test_known_token_features_are_used_where_words_are_written_without_spaces():
+    def sentence(*forms):
+        return "".join(f"{i}\t{form}\t_\t_\t_\t_\t0\troot\t_\t_\n"
+                       for i, form in enumerate(forms, 1)) + "\n"
+
+    unspaced = read_conllu(io.StringIO(sentence("我们", "喜欢", "书", "。") * 3))
+    spaced = read_conllu(io.StringIO(sentence("We", "like", "books", ".") * 3))
+    auto = Tokenizer(n_epochs=1, n_features=2**10)
+    assert clone(auto).fit([unspaced]).known_token_features_
+    fitted = clone(auto).fit([spaced])
+    assert not fitted.known_token_features_ and len(fitted.known_tokens_) == 0
+    assert len(clone(auto).set_params(known_token_features=True).fit([spaced]).known_tokens_)
+    off = clone(auto).set_params(known_token_features=False).fit([unspaced])
+    assert not off.known_token_features_ and len(off.known_tokens_) == 0
+
+
+def test_a_tokenizer_pickled_before_the_known_token_choice_reads_its_known_tokens(sample):
+    tokenizer = sample[2]
+    state = tokenizer.__getstate__()
+    del state["known_token_features"], state["known_token_features_"]
+    old = Tokenizer.__new__(Tokenizer)
+    old.__setstate__(state)
+    repr(old)  # every parameter is there
+    assert old.get_params()["known_token_features"] is True
+    text = "Hi there! Ok. Vou do Porto à casa."
+    assert old.predict([text]) == tokenizer.predict([text])
+
+
 def test_sentence_context_reaches_past_the_character_window():
     codes, classes, _ = encode_text("os mortos pelo menos")
     lexicon = lowercase_words(codes, classes)
