@@ -71,10 +71,6 @@ _CHILD_TAG = 99  # hashes a child's UPOS into the order-free signature of a tag 
 N_RELATIVES = 9
 
 
-# what a label is to the one-per-head rule of predict_labels: a subject, an object, or other
-OTHER, SUBJECT, OBJECT = 0, 1, 2
-
-
 class LabelSentences(NamedTuple):
     """Encoded sentences and a tree over each, laid end to end (no root slot)."""
 
@@ -368,11 +364,9 @@ def label_scores(sentences, labels, weights, n_labels):
 
 
 @njit(cache=True, nogil=True)
-def predict_labels(sentences, model, kinds):
+def predict_labels(sentences, model):
     """The label id of every word's arc: the root label on root-attached words, else the
-    best allowed label. A head keeps at most one child of each kind (``kinds[label]``:
-    SUBJECT, OBJECT): the one whose label beats its best label of neither kind by most;
-    the others take that label instead."""
+    best allowed label."""
     offsets = sentences.offsets
     weights, allowed = model.weights, model.allowed
     n_labels = len(allowed)
@@ -380,20 +374,13 @@ def predict_labels(sentences, model, kinds):
     labels = np.empty(offsets[-1], np.int64)
     keys = np.empty(N_TEMPLATES, np.int64)
     scores = np.empty(n_labels)
-    plain = allowed & (kinds == OTHER)
     relatives = np.empty((0, N_RELATIVES), np.int64)
     order = np.empty(0, np.int64)
-    margins = np.empty(0)
-    others = np.empty(0, np.int64)  # each word's best label of neither kind
-    keeper = np.empty((0, 3), np.int64)  # per head and kind: the child that keeps it
     for s in range(len(offsets) - 1):
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
         if len(relatives) < n:
             relatives = np.empty((n, N_RELATIVES), np.int64)
             order = np.empty(n, np.int64)
-            margins = np.empty(n)
-            others = np.empty(n, np.int64)
-            keeper = np.empty((n + 1, 3), np.int64)
         tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
         labelling_order(sentences.heads, lo, n, order)
         for i in range(n):
@@ -403,23 +390,7 @@ def predict_labels(sentences, model, kinds):
                 continue
             arc_keys(sentences, lo, n, m, relatives, labels, keys)
             _scores(keys, weights, n_labels, mask, scores)
-            best = _best_allowed(scores, allowed)
-            labels[lo + m] = best
-            if kinds[best] != OTHER:
-                other = _best_allowed(scores, plain)
-                others[m] = best if other < 0 else other
-                margins[m] = np.inf if other < 0 else scores[best] - scores[other]
-        keeper[:n + 1] = -1
-        for m in range(n):
-            head, kind = sentences.heads[lo + m], kinds[labels[lo + m]]
-            if head != 0 and kind != OTHER:
-                k = keeper[head, kind]
-                if k < 0 or margins[m] > margins[k]:
-                    keeper[head, kind] = m
-        for m in range(n):
-            head, kind = sentences.heads[lo + m], kinds[labels[lo + m]]
-            if head != 0 and kind != OTHER and keeper[head, kind] != m:
-                labels[lo + m] = others[m]
+            labels[lo + m] = _best_allowed(scores, allowed)
     return labels
 
 

@@ -41,8 +41,7 @@ from sklearn.utils import check_random_state
 from ..fields import FEATS, LEMMA, LOWER, UPOS, XPOS
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
 from ..utils._training import perceptron_state, prediction_weights
-from ._kernels import (OBJECT, OTHER, SUBJECT, LabelModel, LabelSentences, feats_signatures,
-                       predict_labels, train_epoch)
+from ._kernels import LabelModel, LabelSentences, feats_signatures, predict_labels, train_epoch
 
 FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 # 2**22 cells shared by all feature-label pairs: on EWT dev, 2**20 (43% of the cells
@@ -50,10 +49,6 @@ FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 HASH_BITS = 22
 # the order seed of labellers made before it was drawn from random_state (saved models)
 _FIXED_ORDER_SEED = 12011
-
-# the tags of Universal Dependencies: where the UPOS are these, the labels are UD's too
-UD_UPOS = frozenset({"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
-                     "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X"})
 
 
 def _flat_heads(heads):
@@ -223,23 +218,6 @@ def finish_labeller(state):
         state["perceptron"] = None
 
 
-def ud_label_kinds(labels, upos):
-    """Which of ``labels`` are subjects and which objects, of which UD gives a head at
-    most one each (the UD validator's "too many subjects / objects"; subjects
-    subtyped ``:outer`` are not counted): an array of OTHER, SUBJECT or OBJECT for
-    :func:`predict_labels`. All OTHER unless the tags ``upos`` (by id) are UD's."""
-    kinds = np.full(len(labels), OTHER, np.int64)
-    if not set(upos[1:]) <= UD_UPOS:
-        return kinds
-    for j, label in enumerate(labels):
-        relation, _, subtype = label.partition(":")
-        if "subj" in relation and subtype != "outer":
-            kinds[j] = SUBJECT
-        elif relation == "obj":
-            kinds[j] = OBJECT
-    return kinds
-
-
 def label_trees(state, sentences, heads, n_jobs=None, *, corpus=None, table=None):
     """Relation labels (lists of str) for the trees ``heads`` over ``sentences``.
 
@@ -252,13 +230,12 @@ def label_trees(state, sentences, heads, n_jobs=None, *, corpus=None, table=None
             else _sentences_of_corpus(corpus, heads))
     model = _model(state, weights)
     names = np.array(state["labels"], dtype=object)
-    kinds = ud_label_kinds(state["labels"], state["vocabularies"]["upos"].itos)
 
     def chunk(lo, hi):
         start, end = data.offsets[lo], data.offsets[hi]
         part = LabelSentences(data.offsets[lo:hi + 1] - start,
                               *(field[start:end] for field in data[1:]))
-        return predict_labels(part, model, kinds)
+        return predict_labels(part, model)
 
     ids = np.concatenate(map_ranges(chunk, len(sentences), n_jobs) or [np.zeros(0, np.int64)])
     labels = names[ids].tolist()

@@ -10,8 +10,7 @@ from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.labelling import label_trees, new_labeller, train_labeller
 from sklearn_structured.labelling import _kernels as K
-from sklearn_structured.labelling import _labeller as labeller_module
-from sklearn_structured.labelling._labeller import _sentences, ud_label_kinds
+from sklearn_structured.labelling._labeller import _sentences
 from sklearn_structured.utils._training import averaged_weights
 
 
@@ -220,8 +219,7 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
             np.testing.assert_allclose(scores[lo + m], expected, atol=1e-9)
     # and the same labels, predicted top-down with the labels predicted so far
     predicted = K.predict_labels(chain_data, K.LabelModel(
-        kernel, kernel, np.zeros(1), state["allowed"], state["root_label"]),
-        np.full(n_labels, K.OTHER, np.int64))
+        kernel, kernel, np.zeros(1), state["allowed"], state["root_label"]))
     allowed = [i for i in range(n_labels) if state["allowed"][i]]
     for s, (words, tree) in enumerate(_oracle_sentences(chain_data)):
         labels = [None] * len(words)
@@ -253,41 +251,6 @@ def test_root_words_and_only_they_get_the_root_label(sample, root_name):
     for trees in (heads_test, many_roots):
         for h, labels in zip(trees, label_trees(state, X_test, trees)):
             assert [label == root_name for label in labels] == list(h == 0)
-
-
-def test_subjects_and_objects_of_ud_labels():
-    labels = ["csubj", "nsubj", "nsubj:pass", "nsubj:outer", "obj", "obl", "punct"]
-    kinds = ud_label_kinds(labels, ["<unk>", "NOUN", "PUNCT", "VERB"])
-    assert kinds.tolist() == [K.SUBJECT, K.SUBJECT, K.SUBJECT, K.OTHER, K.OBJECT, K.OTHER,
-                              K.OTHER]
-    # another tag set: another scheme, no rule
-    assert (ud_label_kinds(labels, ["<unk>", "NN", "VBZ", "."]) == K.OTHER).all()
-
-
-def test_a_head_gets_at_most_one_subject_and_one_object(sample, monkeypatch):
-    """On any tree (flat ones invite many), and the labels that break no rule are those
-    the labeller gives without the rule."""
-    X, heads, deprels, X_test, heads_test, _ = sample
-    state = new_labeller(X, heads, deprels)
-    train_labeller(state, X, heads, deprels, 2, random_state=0)
-    kinds = ud_label_kinds(state["labels"], state["vocabularies"]["upos"].itos)
-    kind = dict(zip(state["labels"], kinds.tolist()))
-    assert K.SUBJECT in kinds and K.OBJECT in kinds
-    flat = [np.where(h == 0, 0, int(np.flatnonzero(h == 0)[0]) + 1) for h in heads_test]
-    flat = [np.where(np.arange(1, len(h) + 1) == h, 0, h) for h in flat]
-    ruled = label_trees(state, X_test, flat)
-    monkeypatch.setattr(labeller_module, "ud_label_kinds",
-                        lambda labels, upos: np.full(len(labels), K.OTHER, np.int64))
-    unruled = label_trees(state, X_test, flat)
-    changed = 0
-    for h, labels, free in zip(flat, ruled, unruled):
-        for kind_of in (K.SUBJECT, K.OBJECT):
-            under = [head for head, label in zip(h.tolist(), labels) if kind[label] == kind_of]
-            assert len(under) == len(set(under))
-        changed += labels != free
-        for label, was in zip(labels, free):
-            assert label == was or kind[was] != K.OTHER
-    assert changed  # the flat trees did need the rule
 
 
 def test_a_label_seen_mostly_elsewhere_stays_available(sample):
