@@ -97,22 +97,24 @@ def test_segmented_text_follows_the_ud_rules():
     assert all(segmented.text[t.start:t.end] == t.form for s in segmented.sentences for t in s)
 
 
+def _sentence(*forms):
+    """A CoNLL-U sentence of bare forms, each attached to the root."""
+    return "".join(f"{i}\t{form}\t_\t_\t_\t_\t0\troot\t_\t_\n"
+                   for i, form in enumerate(forms, 1)) + "\n"
+
+
 def test_a_text_rebuilt_without_recorded_spacing_has_no_spaces_around_han_and_kana():
     """Older Chinese and Japanese releases give neither ``# text`` nor ``SpaceAfter=No``:
     their tokens are glued where a side is Han, kana or their punctuation, as in every
     treebank of those languages that records spacing, and spaced elsewhere."""
-    def sentence(*forms):
-        return "".join(f"{i}\t{form}\t_\t_\t_\t_\t0\troot\t_\t_\n"
-                       for i, form in enumerate(forms, 1)) + "\n"
-
-    doc = read_conllu(io.StringIO(sentence("我", "用", "iPhone", "X", "看", "。")
-                                  + sentence("北条", "は", "、", "武将", "。")
-                                  + sentence("Vou", "à", "casa", ".")))
+    doc = read_conllu(io.StringIO(_sentence("我", "用", "iPhone", "X", "看", "。")
+                                  + _sentence("北条", "は", "、", "武将", "。")
+                                  + _sentence("Vou", "à", "casa", ".")))
     segmented = segmented_text(doc)
     assert segmented.text == "我用iPhone X看。北条は、武将。Vou à casa ."
     assert all(segmented.text[t.start:t.end] == t.form for s in segmented.sentences for t in s)
     # where a sentence records spacing, its spaces are kept whatever the script
-    spaced = read_conllu(io.StringIO(sentence("我", "用", "书").replace(
+    spaced = read_conllu(io.StringIO(_sentence("我", "用", "书").replace(
         "1\t我\t_\t_\t_\t_\t0\troot\t_\t_", "1\t我\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No")))
     assert segmented_text(spaced).text == "我用 书"
 
@@ -353,12 +355,8 @@ def test_known_tokens_mark_where_words_may_end_in_text_without_spaces():
 
 
 def test_known_token_features_are_used_where_words_are_written_without_spaces():
-    def sentence(*forms):
-        return "".join(f"{i}\t{form}\t_\t_\t_\t_\t0\troot\t_\t_\n"
-                       for i, form in enumerate(forms, 1)) + "\n"
-
-    unspaced = read_conllu(io.StringIO(sentence("我们", "喜欢", "书", "。") * 3))
-    spaced = read_conllu(io.StringIO(sentence("We", "like", "books", ".") * 3))
+    unspaced = read_conllu(io.StringIO(_sentence("我们", "喜欢", "书", "。") * 3))
+    spaced = read_conllu(io.StringIO(_sentence("We", "like", "books", ".") * 3))
     auto = Tokenizer(n_epochs=1, n_features=2**10)
     assert clone(auto).fit([unspaced]).known_token_features_
     fitted = clone(auto).fit([spaced])
