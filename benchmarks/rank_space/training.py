@@ -414,7 +414,10 @@ def run_converge(args):
                       lr_patience=args.lr_patience, n_epochs=1, warm_start=True, n_jobs=1)
         if args.part == "hmm":
             name = f"hmm-m{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}-lr{args.hmm_lr:g}"
-            make = lambda: RankSpaceHMM(n_states=size, learning_rate=args.hmm_lr, **common)  # noqa: E731
+            if args.dropout:
+                name += f"-dropout{args.dropout:g}"
+            make = lambda: RankSpaceHMM(n_states=size, learning_rate=args.hmm_lr,  # noqa: E731
+                                        dropout=args.dropout, **common)
         else:
             name = f"pcfg-nt{size}-r{args.rank}-d{args.dim}-b{args.batch_tokens}"
             make = lambda: RankSpacePCFG(n_nonterminals=size, n_preterminals=2 * size, **common)  # noqa: E731
@@ -460,7 +463,8 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
     """One row per size (and rank) in the ``<part>_converge`` section, other ranks' rows kept."""
     hmm = args.part == "hmm"
     size_columns = ["states"] if hmm else ["NT", "PT"]
-    header = size_columns + ["rank", "epochs (best)", "minutes", "s / epoch", "validation PPL", "test PPL"]
+    key_columns = size_columns + ["rank"] + (["dropout"] if hmm else [])
+    header = key_columns + ["epochs (best)", "minutes", "s / epoch", "validation PPL", "test PPL"]
     if not hmm:
         header += ["S-F1", "corpus F1"]
     header += ["sentences (train / valid / test)", "settings"]
@@ -469,15 +473,15 @@ def write_converge_section(args, results, n_train, n_valid, n_test):
                 f"{args.budget:g} min")
     rows = []
     for size, f in results.items():
-        row = ([size] if hmm else [size, 2 * size]) + [
-            args.rank, f"{f['epochs']} ({f['best_epoch']})", f"{f['minutes']:.0f}", f"{f['epoch_seconds']:.0f}",
+        row = ([size, args.rank, f"{args.dropout:g}"] if hmm else [size, 2 * size, args.rank]) + [
+            f"{f['epochs']} ({f['best_epoch']})", f"{f['minutes']:.0f}", f"{f['epoch_seconds']:.0f}",
             f"{f['validation_ppl']:.1f}", f"{f['test_ppl']:.1f}"]
         if not hmm:
             row += [f"{f['s_f1']:.1f}", f"{f['corpus_f1']:.1f}"]
         rows.append(row + [f"{n_train} / {n_valid} / {n_test}", settings])
     earlier = "rank_space_hmm" if hmm else "rank_space_pcfg_sizes"
     write_rows(f"{earlier}_converge", f"{'RankSpaceHMM' if hmm else 'RankSpacePCFG'}: each size trained "
-               "to its best validation likelihood", header, rows, len(size_columns) + 1,
+               "to its best validation likelihood", header, rows, len(key_columns),
                note=CONVERGE_NOTE_HMM if hmm else CONVERGE_NOTE_PCFG)
 
 
@@ -503,6 +507,7 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 30, 120])
     parser.add_argument("--states", type=int, nargs="+", default=[128, 1024, 8192])
     parser.add_argument("--hmm-lr", type=float, default=3e-3)
+    parser.add_argument("--dropout", type=float, default=0.0, help="--part hmm: RankSpaceHMM's dropout")
     parser.add_argument("--hmmlearn-states", type=int, default=128)
     parser.add_argument("--hmmlearn-iter", type=int, default=50)
     args = parser.parse_args(argv)

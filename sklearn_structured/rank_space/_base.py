@@ -124,7 +124,7 @@ class _AdamEpochs(EpochTrainer):
         self.epoch += 1
         total_log_p = 0.0
         for batch in model._batches(self.lengths, self.rng):
-            probs, cache = model._probabilities(params)
+            probs, cache = model._training_probabilities(params, self.rng)
             # the loss is the mean negative log-likelihood of the batch's sentences
             log_p, prob_grads = model._batch_gradients(
                 probs, model._make_batch([self.encoded[i] for i in batch]), -1.0 / len(batch))
@@ -251,6 +251,10 @@ class RankSpaceModelMixin(SentenceEstimator, ABC):
     @abstractmethod
     def _probabilities(self, params):
         """``(probs, cache)``: the probability factors and what :meth:`_backward` needs."""
+
+    def _training_probabilities(self, params, rng):
+        """:meth:`_probabilities` as a training step sees them (with any dropout drawn from ``rng``)."""
+        return self._probabilities(params)
 
     @abstractmethod
     def _backward(self, params, probs, cache, prob_grads):

@@ -1,7 +1,7 @@
 """RankSpaceHMM: a hidden Markov language model with a jointly decomposed transition-emission factor."""
 
 from contextlib import nullcontext
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -12,7 +12,7 @@ from ..utils._base import DEPRECATED, check_fitted
 from ..utils._compat import Interval
 from ..utils._threads import run_in_threads, thread_count
 from ._base import RankSpaceModelMixin, numba_threads, token_batches
-from ._parameterization import HMM_AXES, hmm_backward, hmm_probabilities, init_hmm
+from ._parameterization import HMM_AXES, hmm_backward, hmm_dropout_masks, hmm_probabilities, init_hmm
 
 END = "<eos>"
 # tokens of a batch per share of the passes that the threads run (see _batch_gradients)
@@ -76,6 +76,12 @@ class RankSpaceHMM(RankSpaceModelMixin):
         backward passes in shares of its sentences on them, and the other
         matrix products run on as many BLAS threads. The shares depend on the
         batch alone, not on ``n_jobs``.
+    dropout : float
+        Fraction of entries every training step drops, drawn afresh per step
+        (the reference implementation's regulariser, 0.1 there): of the U and
+        V logits, so that the step trains on transitions renormalised without
+        them, and (neural only) of the start embeddings. Scoring, decoding
+        and ``factors_`` use the whole model.
     lr_decay, lr_patience, n_epochs, max_vocabulary, min_count, n_iter_no_change, validation_fraction, max_grad_norm, warm_start, random_state, verbose, min_frequency
         As for :class:`RankSpacePCFG`.
 
@@ -95,6 +101,7 @@ class RankSpaceHMM(RankSpaceModelMixin):
         **RankSpaceModelMixin._parameter_constraints,
         "n_states": [Interval(Integral, 1, None, closed="left")],
         "max_length": [Interval(Integral, 1, None, closed="left"), None],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
     }
 
     _min_length = 2  # one word and <eos>
@@ -125,9 +132,11 @@ class RankSpaceHMM(RankSpaceModelMixin):
         random_state=None,
         verbose=0,
         n_jobs=None,
+        dropout=0.0,
         min_frequency=DEPRECATED,
     ):
         self.n_states = n_states
+        self.dropout = dropout
         super().__init__(**self._shared(locals()))
 
     def _with_end(self, sentence):
@@ -141,6 +150,12 @@ class RankSpaceHMM(RankSpaceModelMixin):
 
     def _probabilities(self, params):
         return hmm_probabilities(self.parameterization, params)
+
+    def _training_probabilities(self, params, rng):
+        if not self.dropout:
+            return self._probabilities(params)
+        masks = hmm_dropout_masks(self.parameterization, params, self.dropout, rng)
+        return hmm_probabilities(self.parameterization, params, masks)
 
     def _backward(self, params, probs, cache, prob_grads):
         return hmm_backward(self.parameterization, params, probs, cache, prob_grads)

@@ -150,22 +150,59 @@ def init_hmm(kind, n_states, rank, n_words, dim, rng):
     return params
 
 
-def hmm_probabilities(kind, params):
-    """The factors, each softmax taken in place on a fresh array of logits (the
-    large (m, r) arrays are not copied again)."""
+def hmm_dropout_masks(kind, params, rate, rng):
+    """The entries a training step drops, drawn from ``rng`` at ``rate`` (the
+    reference's recipe): of the U and V logits (set to -inf, so that the step
+    sees the transitions renormalised without them) and, neural only, of the
+    start embeddings (zeroed, the rest scaled by ``1 / (1 - rate)``). A row of U
+    or a column of V is never dropped whole."""
     if kind == "direct":
-        return {name: _softmax_in_place(params[name].copy(), axis) for name, axis in HMM_AXES.items()}, None
-    start_logits, start_cache = mlp(params, "start_mlp", params["start_embedding"])
-    word_logits, word_cache = mlp(params, "word_mlp", params["word_embedding"])
-    projection = params["rank_projection"]
-    logits = {
-        "start": np.ascontiguousarray(start_logits[:, 0]),
-        "U": params["state_embedding"] @ projection,
-        "V": params["next_state_embedding"] @ projection,
-        "W": word_logits,
-    }
+        n_states, rank = params["U"].shape
+    else:
+        n_states, rank = params["state_embedding"].shape[0], params["rank_projection"].shape[1]
+    masks = {}
+    for name, axis in (("U", 1), ("V", 0)):
+        dropped = rng.random((n_states, rank)) < rate
+        # a softmax needs an entry left: a row (U) or column (V) that lost all keeps all
+        whole = dropped.all(axis=axis)
+        if axis == 1:
+            dropped[whole, :] = False
+        else:
+            dropped[:, whole] = False
+        masks[name] = dropped
+    if kind != "direct":
+        kept = rng.random(params["start_embedding"].shape) >= rate
+        masks["start_embedding"] = (kept / (1.0 - rate)).astype(params["start_embedding"].dtype)
+    return masks
+
+
+def hmm_probabilities(kind, params, masks=None):
+    """The factors, each softmax taken in place on a fresh array of logits (the
+    large (m, r) arrays are not copied again); ``masks`` from
+    :func:`hmm_dropout_masks` drop entries, as in a training step."""
+    masks = masks or {}
+    if kind == "direct":
+        logits = {name: params[name].copy() for name in HMM_AXES}
+        cache = None
+    else:
+        start_input = params["start_embedding"]
+        if "start_embedding" in masks:
+            start_input = start_input * masks["start_embedding"]
+        start_logits, start_cache = mlp(params, "start_mlp", start_input)
+        word_logits, word_cache = mlp(params, "word_mlp", params["word_embedding"])
+        projection = params["rank_projection"]
+        logits = {
+            "start": np.ascontiguousarray(start_logits[:, 0]),
+            "U": params["state_embedding"] @ projection,
+            "V": params["next_state_embedding"] @ projection,
+            "W": word_logits,
+        }
+        cache = (start_cache, word_cache, masks.get("start_embedding"))
+    for name in ("U", "V"):
+        if name in masks:
+            logits[name][masks[name]] = -np.inf
     probs = {name: _softmax_in_place(logits[name], axis) for name, axis in HMM_AXES.items()}
-    return probs, (start_cache, word_cache)
+    return probs, cache
 
 
 def hmm_backward(kind, params, probs, cache, prob_grads):
@@ -176,8 +213,10 @@ def hmm_backward(kind, params, probs, cache, prob_grads):
         return logit_grads
     # the MLPs add into their gradients; the embeddings' are written once
     grads = {key: np.zeros_like(value) for key, value in params.items() if "_mlp." in key}
-    start_cache, word_cache = cache
+    start_cache, word_cache, start_scale = cache
     grads["start_embedding"] = mlp_backward(params, "start_mlp", start_cache, logit_grads["start"][:, None], grads)
+    if start_scale is not None:
+        grads["start_embedding"] *= start_scale
     grads["word_embedding"] = mlp_backward(params, "word_mlp", word_cache, logit_grads["W"], grads)
     projection = params["rank_projection"]
     grads["rank_projection"] = params["state_embedding"].T @ logit_grads["U"]

@@ -190,6 +190,21 @@ def test_warm_start_continues_training():
     assert model.score(X) != first
 
 
+@pytest.mark.parametrize("parameterization", ["neural", "direct"])
+def test_dropout_changes_training_and_scoring_uses_the_whole_model(parameterization):
+    X = upos_sentences("train")[:30]
+    settings = dict(n_states=6, rank=4, embedding_dim=4, n_epochs=2, parameterization=parameterization,
+                    random_state=0)
+    plain = RankSpaceHMM(**settings).fit(X)
+    dropped = RankSpaceHMM(dropout=0.1, **settings).fit(X)
+    assert [h["loss"] for h in dropped.history_] != [h["loss"] for h in plain.history_]
+    # no dropout when scoring: the fitted factors score exactly as a given model does
+    given = RankSpaceHMM.from_model(**dropped.get_model())
+    np.testing.assert_allclose(given.score_samples(X), dropped.score_samples(X), rtol=1e-12)
+    np.testing.assert_allclose(dropped.factors_["U"].sum(axis=1), 1)
+    assert (dropped.factors_["U"] > 0).all()
+
+
 def test_bad_input_is_named():
     model, grammar, vocabulary = grammar_model()
     with pytest.raises(ValueError, match=r"X\[1\].*2 or more"):

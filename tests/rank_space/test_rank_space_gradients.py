@@ -13,6 +13,7 @@ from sklearn_structured.rank_space._hmm import hmm_kernel_inputs, time_major_bat
 from sklearn_structured.rank_space._nn import Adam
 from sklearn_structured.rank_space._parameterization import (
     hmm_backward,
+    hmm_dropout_masks,
     hmm_probabilities,
     init_hmm,
     init_pcfg,
@@ -74,25 +75,44 @@ def test_pcfg_gradient_end_to_end(kind):
     sampled_finite_differences(loss, params, grads, rng)
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.3])
 @pytest.mark.parametrize("kind", ["direct", "neural"])
-def test_hmm_gradient_end_to_end(kind):
-    """d sum(log p) / d parameters, for sentences of several lengths in one batch."""
+def test_hmm_gradient_end_to_end(kind, dropout):
+    """d sum(log p) / d parameters, for sentences of several lengths in one batch,
+    with and without the entries of one training step's dropout."""
     rng = np.random.default_rng(1)
     m, rank, n_words = 5, 3, 6
     params = away_from_kinks(init_hmm(kind, m, rank, n_words, 4, rng), rng)
     batch = time_major_batch([rng.integers(0, n_words, size=n) for n in (6, 2, 6, 4)])
     words, lengths, _ = batch
+    masks = hmm_dropout_masks(kind, params, dropout, rng) if dropout else None
 
     def loss():
-        probs, _ = hmm_probabilities(kind, params)
+        probs, _ = hmm_probabilities(kind, params, masks)
         start_rank, K = hmm_kernel_inputs(probs, np.float64)
         return hmm_rank_forward(start_rank, K, probs["W"][words], lengths)[0].sum()
 
-    probs, cache = hmm_probabilities(kind, params)
+    probs, cache = hmm_probabilities(kind, params, masks)
     _, prob_grads = RankSpaceHMM()._batch_gradients(probs, batch, 1.0)
     grads = hmm_backward(kind, params, probs, cache, prob_grads)
     assert set(grads) == set(params)
     sampled_finite_differences(loss, params, grads, rng)
+    if dropout:
+        # the dropped transitions are gone from the step's factors, which stay normalised
+        assert masks["U"].any() and masks["V"].any()
+        assert not probs["U"][masks["U"]].any() and not probs["V"][masks["V"]].any()
+        np.testing.assert_allclose(probs["U"].sum(axis=1), 1)
+        np.testing.assert_allclose(probs["V"].sum(axis=0), 1)
+
+
+def test_dropout_never_drops_a_whole_row_of_u_or_column_of_v():
+    rng = np.random.default_rng(3)
+    params = init_hmm("direct", 4, 2, 5, 3, rng)
+    for _ in range(50):
+        masks = hmm_dropout_masks("direct", params, 0.9, rng)
+        assert not masks["U"].all(axis=1).any() and not masks["V"].all(axis=0).any()
+        probs, _ = hmm_probabilities("direct", params, masks)
+        assert np.isfinite(probs["U"]).all() and np.isfinite(probs["V"]).all()
 
 
 def test_hmm_batch_in_shares_gives_the_gradients_of_one_pass_whatever_the_threads(monkeypatch):
