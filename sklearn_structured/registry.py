@@ -43,6 +43,7 @@ ESTIMATORS = (
     Entry("DistroSequenceSVM", "distro"),
     Entry("RankSpacePCFG", "rank_space"),
     Entry("RankSpaceHMM", "rank_space"),
+    Entry("PPMIWordVectors", "word_vectors"),
     Entry("Tokenizer", "tokenize", TOKENIZER),
     Entry("TokenFieldSelector", "pipeline", SELECTOR),
     Entry("TextPipeline", "pipeline", PIPELINE),

@@ -137,6 +137,14 @@ def _hmm_fixture():
         param_grid={"rank": [2, 3], "n_states": [4, 5]})
 
 
+def _word_vectors_fixture():
+    X, _ = _sample(60)
+    return dict(estimator=sklearn_structured.PPMIWordVectors(
+        n_components=3, min_count=2, n_clusters=(2, 4), random_state=0), X=X, y=None,
+        requires_y=False, predict=lambda est, X_: est.transform(X_),
+        param_grid={"n_components": [2, 3], "window": [1, 2]})
+
+
 def _tokenizer_fixture():
     return dict(estimator=sklearn_structured.Tokenizer(n_epochs=1, random_state=0),
                 X=_documents(), y=None, requires_y=False, predict=_spans,
@@ -168,6 +176,7 @@ FIXTURES = {
     "DistroSequenceSVM": _distro_sequence_fixture,
     "RankSpacePCFG": _pcfg_fixture,
     "RankSpaceHMM": _hmm_fixture,
+    "PPMIWordVectors": _word_vectors_fixture,
     "Tokenizer": _tokenizer_fixture,
     "TokenFieldSelector": _selector_fixture,
     "TextPipeline": _text_pipeline_fixture,

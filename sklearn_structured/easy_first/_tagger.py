@@ -33,6 +33,7 @@ from ._base import _TABLE, EasyFirstBase
 from ._edit_scripts import apply_script, encode_script, lemma_dictionary
 from ._tagger_features import (
     ambiguity_dictionary,
+    cluster_table,
     fit_tagger_vocabularies,
     jackknifed_class_ids,
     kept_feature_keys,
@@ -184,6 +185,14 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         ``lerinden``. In agglutinative and fusional languages it spells the
         inflection of words never seen in training (the user guide measures
         it).
+    word_clusters : mapping of str to tuple of int, default=None
+        Word classes learned from unannotated text, each word's cluster at
+        one or more granularities (as
+        :meth:`~sklearn_structured.word_vectors.PPMIWordVectors.word_clusters`
+        or :func:`~sklearn_structured.word_vectors.cluster_words` give them).
+        A word is looked up by its form, then lower-cased; its clusters and
+        its neighbours' are features, read as input tags are. The fitted
+        tagger keeps a table of them, so prediction needs nothing more.
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -273,13 +282,14 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         "decompose_feats": ["boolean"],
         "input_tags": [tuple, list],
         "lemma_endings": ["boolean"],
+        "word_clusters": [Mapping, None],
     }
     _renamed_params = {"min_feature_count": ("feature_min_count", lambda count: count)}
 
     def __init__(self, beam_size=3, n_epochs=10, *, target="upos", average=True,
                  merge_states=True, feature_min_count=2, ambiguity_min_count=1, n_folds=10,
                  update="resume", decompose_feats=True, input_tags=(), lemma_endings=True,
-                 n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
+                 word_clusters=None, n_iter_no_change=None, validation_fraction=None, random_state=None, verbose=0,
                  n_jobs=None, min_feature_count=DEPRECATED):
         super().__init__(beam_size, n_epochs, average, merge_states, n_iter_no_change,
                          validation_fraction, random_state, verbose, n_jobs)
@@ -292,6 +302,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         self.decompose_feats = decompose_feats
         self.input_tags = input_tags
         self.lemma_endings = lemma_endings
+        self.word_clusters = word_clusters
 
     # --- data -----------------------------------------------------------
     def _gold_tags(self, X, y):
@@ -333,7 +344,11 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         if class_ids is None:
             class_ids = self._dictionary_class_ids(sentences)
         return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids,
-                                   self.input_tags, self._describer(), share)
+                                   self.input_tags, self._describer(), share, self._clusters())
+
+    def _clusters(self):
+        """The fitted word-cluster table (models saved before ``word_clusters`` have none)."""
+        return getattr(self, "word_cluster_table_", None)
 
     def _describer(self):
         """The word attributes of the fitted features (models saved before
@@ -421,12 +436,14 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
                 token_field(token, "lemma") for sentence in sentences for token in sentence))
         self.vocabularies_ = fit_tagger_vocabularies(sentences, self.input_tags,
                                                      self._describer())
+        self.word_cluster_table_ = (None if self.word_clusters is None
+                                    else cluster_table(self.word_clusters))
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)
         class_ids = self._training_class_ids(sentences, classes)
         keys, _ = static_feature_keys(sentences, self.vocabularies_, class_ids, self.input_tags,
-                                      self._describer())
+                                      self._describer(), clusters=self._clusters())
         self.feature_keys_ = kept_feature_keys(keys, self._param("feature_min_count"))
         self.dynamic_base_ = len(self.feature_keys_) + 1  # row 0: features not kept
         n_values = int(self.tag_context_values_.max()) + 1
@@ -580,7 +597,8 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         sentences = check_sentences(X)
         keys, offsets = static_feature_keys(sentences, self.vocabularies_,
                                             self._dictionary_class_ids(sentences),
-                                            self.input_tags, self._describer())
+                                            self.input_tags, self._describer(),
+                                            clusters=self._clusters())
         return [keys[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
 
     def tagging_order(self, X):

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..fields import FORM, LOWER
 from ..kernels.hashing import kept_positions
-from ..utils import (encode_corpus, fit_vocabularies, token_values, word_shape, word_type_ids,
-                     word_type_vocabulary)
+from ..utils import (Vocabulary, encode_corpus, fit_vocabularies, token_values, word_shape,
+                     word_type_ids, word_type_vocabulary)
 from . import _tagger_kernels as kernels
 
 _PREFIX_LENGTHS = (1, 2, 3, 4)
@@ -117,19 +117,51 @@ def _shared_word_ids(sentences, vocabularies, describe):
     return ids
 
 
+def cluster_table(word_clusters):
+    """``(vocabulary, ids)`` of a ``{word: clusters}`` mapping: row ``k`` of ``ids`` holds
+    one plus each cluster of the vocabulary's k-th word, row 0 (unknown words) zeros."""
+    vocabulary = Vocabulary(word_clusters)
+    rows = [tuple(word_clusters[w]) for w in vocabulary.itos[1:]]
+    width = len(rows[0]) if rows else 0
+    if not rows or width == 0 or any(len(r) != width for r in rows):
+        raise ValueError("word_clusters must map each word to the same number (one or more) "
+                         "of clusters")
+    try:
+        ids = np.array(rows, dtype=np.int64)
+    except (TypeError, ValueError):
+        raise ValueError("word_clusters must map each word to integer cluster ids") from None
+    if (ids < 0).any():
+        raise ValueError("word_clusters holds a negative cluster id")
+    return vocabulary, np.vstack([np.zeros((1, width), np.int64), ids + 1])
+
+
+def token_cluster_ids(sentences, table):
+    """The ``(n_tokens, n_granularities)`` cluster ids (of :func:`cluster_table`) of every
+    token, looked up by its form, then by its lower-cased form; zeros for a word without."""
+    vocabulary, ids = table
+    stoi = vocabulary.stoi
+    rows = np.fromiter((stoi.get(f) or stoi.get(f.lower(), 0)
+                        for f in token_values(sentences, "form")), np.int64)
+    return ids[rows]
+
+
 def static_feature_keys(sentences, vocabularies, class_ids=None, input_tags=(),
-                        describe=_word_attributes, share=False):
+                        describe=_word_attributes, share=False, clusters=None):
     """Hashed static features of every token (-1 where absent), and sentence offsets.
 
     ``class_ids`` holds each token's ambiguity class id (0: none); None leaves
     the class templates out. ``input_tags``: fields whose tags (written by earlier
     taggers) are features too. ``describe``: the word attributes, as fitted.
     ``share``: reuse the word ids of the previous tagger (see :func:`_shared_word_ids`).
+    ``clusters``: the table of :func:`cluster_table`, whose cluster ids are read as
+    input tags are (the word's, its neighbours', the word's with its suffix).
     """
     corpus = encode_corpus(sentences, {f: vocabularies[f] for f in input_tags})
     input_ids = np.zeros((corpus.offsets[-1], len(input_tags)), np.int64)
     for c, field in enumerate(input_tags):
         input_ids[:, c] = corpus[field]
+    if clusters is not None:
+        input_ids = np.hstack([input_ids, token_cluster_ids(sentences, clusters)])
     if share:
         form, lower, attributes = _shared_word_ids(sentences, vocabularies, describe)
     else:
@@ -150,11 +182,11 @@ def kept_feature_keys(keys, min_count):
 
 
 def static_feature_rows(sentences, vocabularies, feature_keys, class_ids=None, input_tags=(),
-                        describe=_word_attributes, share=False):
+                        describe=_word_attributes, share=False, clusters=None):
     """The weight rows of every token's static features (0 for a feature not kept),
     one row of templates per token, and the sentence offsets."""
     keys, offsets = static_feature_keys(sentences, vocabularies, class_ids, input_tags, describe,
-                                        share)
+                                        share, clusters)
     return kept_positions(keys, feature_keys) + 1, offsets
 
 
