@@ -1,6 +1,7 @@
 """``sklearn-structured train``: fit a parser, a tagger or a parsing pipeline on a CoNLL-U
 file and save it."""
 
+import os
 import sys
 import time
 import warnings
@@ -42,24 +43,43 @@ def add_arguments(p):
     p.add_argument("--tokenizer-param", action="append", metavar="KEY=VALUE",
                    help="parameter of a pipeline's tokeniser, repeatable")
     p.add_argument("--n-folds", type=int, default=10, help="jackknifing folds of a pipeline's taggers")
+    p.add_argument("--word-features", metavar="PATH",
+                   help="word vectors learned from unannotated text (word2vec, fastText or GloVe "
+                   "text format, e.g. written by PPMIWordVectors.save_word2vec): every tagger "
+                   "reads their clusters as features")
     add_seed_and_size_arguments(p)
     p.set_defaults(interrupted="; model not written")
 
 
+def _word_clusters(args):
+    """The taggers' ``word_clusters`` of ``--word-features``: its absolute path, checked
+    to be readable (its vectors are read when the first tagger trains)."""
+    if args.word_features is None:
+        return {}
+    if args.estimator != registry.PIPELINE and args.estimator not in registry.names(registry.TAGGER):
+        raise CommandError("--word-features applies to taggers: --estimator pipeline or a tagger")
+    path = os.path.abspath(args.word_features)
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise CommandError(f"--word-features {args.word_features}: no readable file there")
+    return {"word_clusters": path}
+
+
 def _build(args):
     """The estimator to train, its parameters checked, and the function that fits it."""
+    clusters = _word_clusters(args)
     if args.estimator != registry.PIPELINE:
         if args.tagger_param or args.tokenizer_param:
             raise CommandError("--tagger-param and --tokenizer-param apply only to "
                                "--estimator pipeline")
         estimator = registry.estimator_class(args.estimator)(
-            **{"verbose": 1, "random_state": args.seed, **parse_params(args.param, args.estimator)})
+            **{"verbose": 1, "random_state": args.seed, **clusters,
+               **parse_params(args.param, args.estimator)})
         check_params(estimator)
         return estimator, estimator.fit
     from ..pipeline import TextPipeline, make_parsing_pipeline
     from ..tokenize import Tokenizer
 
-    tagger_params = {"verbose": 1, **parse_params(args.tagger_param, "easyfirst-tagger")}
+    tagger_params = {"verbose": 1, **clusters, **parse_params(args.tagger_param, "easyfirst-tagger")}
     if "target" in tagger_params:
         raise CommandError("--tagger-param target=... is not allowed; use --targets")
     try:

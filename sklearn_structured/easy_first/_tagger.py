@@ -1,6 +1,7 @@
 """EasyFirstBeamTagger: easy-first POS tagging with beam search (Ma et al., 2013)."""
 
 import contextvars
+import os
 from collections import Counter
 from collections.abc import Mapping
 from itertools import repeat
@@ -185,14 +186,18 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         ``lerinden``. In agglutinative and fusional languages it spells the
         inflection of words never seen in training (the user guide measures
         it).
-    word_clusters : mapping of str to tuple of int, default=None
+    word_clusters : mapping of str to tuple of int, path or None, default=None
         Word classes learned from unannotated text, each word's cluster at
         one or more granularities (as
         :meth:`~sklearn_structured.word_vectors.PPMIWordVectors.word_clusters`
-        or :func:`~sklearn_structured.word_vectors.cluster_words` give them).
-        A word is looked up by its form, then lower-cased; its clusters and
-        its neighbours' are features, read as input tags are. The fitted
-        tagger keeps a table of them, so prediction needs nothing more.
+        or :func:`~sklearn_structured.word_vectors.cluster_words` give them),
+        or the path of a word-vector file (word2vec, fastText or GloVe text),
+        whose vectors are clustered so (once per process, see
+        :func:`~sklearn_structured.word_vectors.clusters_of_file`). A word is
+        looked up by its form, then lower-cased; its clusters and its
+        neighbours' are features, read as input tags are. The fitted tagger
+        keeps a table of them, so prediction needs nothing more, and a path
+        keeps the model file small (a mapping is saved with the parameters).
     n_iter_no_change, validation_fraction : int or None, float or None, default=None
         Keep the best epoch on validation data, which ``fit`` is given or
         holds out; as in :class:`EasyFirstBeamParser`.
@@ -282,7 +287,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
         "decompose_feats": ["boolean"],
         "input_tags": [tuple, list],
         "lemma_endings": ["boolean"],
-        "word_clusters": [Mapping, None],
+        "word_clusters": [Mapping, str, os.PathLike, None],
     }
     _renamed_params = {"min_feature_count": ("feature_min_count", lambda count: count)}
 
@@ -345,6 +350,16 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
             class_ids = self._dictionary_class_ids(sentences)
         return static_feature_rows(sentences, self.vocabularies_, self.feature_keys_, class_ids,
                                    self.input_tags, self._describer(), share, self._clusters())
+
+    def _fit_cluster_table(self):
+        clusters = self.word_clusters
+        if clusters is None:
+            return None
+        if isinstance(clusters, (str, os.PathLike)):
+            from ..word_vectors import clusters_of_file
+
+            clusters = clusters_of_file(clusters)
+        return cluster_table(clusters)
 
     def _clusters(self):
         """The fitted word-cluster table (models saved before ``word_clusters`` have none)."""
@@ -436,8 +451,7 @@ class EasyFirstBeamTagger(TaggerAnnotator, TransformerMixin, EasyFirstBase):
                 token_field(token, "lemma") for sentence in sentences for token in sentence))
         self.vocabularies_ = fit_tagger_vocabularies(sentences, self.input_tags,
                                                      self._describer())
-        self.word_cluster_table_ = (None if self.word_clusters is None
-                                    else cluster_table(self.word_clusters))
+        self.word_cluster_table_ = self._fit_cluster_table()
         if self.ambiguity_min_count is not None:
             self.ambiguity_words_, self.ambiguity_ids_ = ambiguity_dictionary(
                 token_values(sentences, "lower"), classes, self.ambiguity_min_count)

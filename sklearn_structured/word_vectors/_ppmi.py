@@ -4,8 +4,9 @@ Dagan, 2015), and clusters of those vectors at several granularities, the
 discrete word classes that taggers and parsers read as features (Koo,
 Carreras & Collins, 2008, read Brown clusters so)."""
 
+import os
+import threading
 from collections import Counter
-from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -137,6 +138,22 @@ def load_word_vectors(path):
     if not vectors:
         raise ValueError(f"{path} holds no word vectors")
     return vectors
+
+
+_file_clusters = {}
+_file_clusters_lock = threading.Lock()
+
+
+def clusters_of_file(path):
+    """:func:`cluster_words` (default granularities, seed 0) of the vectors of a file of
+    :func:`load_word_vectors`, computed once per process for the file as it is now:
+    a pipeline's taggers and their jackknife folds all read them."""
+    status = os.stat(path)
+    key = (os.path.realpath(path), status.st_mtime_ns, status.st_size)
+    with _file_clusters_lock:
+        if key not in _file_clusters:
+            _file_clusters[key] = cluster_words(load_word_vectors(path))
+        return _file_clusters[key]
 
 
 class PPMIWordVectors(SentenceEstimator):

@@ -124,6 +124,22 @@ def test_tagger_from_the_command_line(sample_files, tmp_path, capsys):
     assert sum(a == b for a, b in pairs) / len(pairs) > 0.6
 
 
+def test_a_tagger_reads_word_features_from_the_command_line(sample_files, tmp_path, capsys):
+    from sklearn_structured import PPMIWordVectors
+
+    train, test = sample_files
+    X, _ = load_sample_treebank("train")
+    vectors = tmp_path / "vectors.vec"
+    PPMIWordVectors(n_components=4, min_count=1, n_clusters=(2, 4), random_state=0).fit(
+        [[t["form"] for t in s] for s in X]).save_word2vec(vectors)
+    model = tmp_path / "tagger.model"
+    assert main(["train", "--estimator", "easyfirst-tagger", "--train", str(train), "--out",
+                 str(model), "--param", "n_epochs=1", "--word-features", str(vectors)]) == 0
+    tagger = load_model(model)
+    assert tagger.word_clusters == str(vectors) and tagger.word_cluster_table_ is not None
+    capsys.readouterr()
+
+
 def test_demo_reports_progress_and_held_out_uas(capsys):
     main(["demo", "--param", "rank=8", "--param", "n_epochs=2"])
     out = capsys.readouterr().out
@@ -209,6 +225,10 @@ def test_evaluate_aligns_a_prediction_tokenised_otherwise(gold_and_pred, tmp_pat
     (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank"], "KEY=VALUE"),
     (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank=-3"], "rank"),
     (["train", "--train", "EMPTY", "--out", "OUT"], "no sentences"),
+    (["train", "--train", "TRAIN", "--out", "OUT", "--word-features", "missing.vec"],
+     "applies to taggers"),
+    (["train", "--estimator", "pipeline", "--train", "TRAIN", "--out", "OUT",
+      "--word-features", "missing.vec"], "missing.vec: no readable file there"),
     (["parse", "--model", "missing.model", "TEST"], "does not exist"),
     (["parse", "--model", "CORRUPT", "TEST"], "damaged or truncated"),
     (["parse", "--model", "CORRUPT", "TEST", "--allow-pickle"], "damaged or truncated"),

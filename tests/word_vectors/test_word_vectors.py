@@ -137,3 +137,24 @@ def test_bad_clusters_are_named(clusters, message):
     X, _ = load_sample_treebank("train")
     with pytest.raises(ValueError, match=message):
         EasyFirstBeamTagger(n_epochs=1, word_clusters=clusters).fit(X[:5])
+
+
+def test_a_tagger_given_a_vector_file_clusters_it_once_and_saves_no_copy(tmp_path):
+    from sklearn_structured.utils import load_model, save_model
+    from sklearn_structured.word_vectors import clusters_of_file
+
+    X, _ = load_sample_treebank("train")
+    X_test, _ = load_sample_treebank("test")
+    model = PPMIWordVectors(n_components=4, min_count=1, n_clusters=(2,), random_state=0)
+    model.fit([[token["form"] for token in s] for s in X])
+    path = tmp_path / "vectors.txt"
+    model.save_word2vec(path)
+    assert clusters_of_file(path) is clusters_of_file(str(path))  # computed once
+    by_path = EasyFirstBeamTagger(n_epochs=1, random_state=0, word_clusters=str(path)).fit(X)
+    by_mapping = EasyFirstBeamTagger(n_epochs=1, random_state=0,
+                                     word_clusters=cluster_words(load_word_vectors(path))).fit(X)
+    assert by_path.predict(X_test) == by_mapping.predict(X_test)
+    save_model(by_path, tmp_path / "path.model")
+    save_model(by_mapping, tmp_path / "mapping.model")
+    assert (tmp_path / "path.model").stat().st_size < (tmp_path / "mapping.model").stat().st_size
+    assert load_model(tmp_path / "path.model").predict(X_test) == by_path.predict(X_test)
