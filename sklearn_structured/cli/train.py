@@ -46,47 +46,57 @@ def add_arguments(p):
     p.add_argument("--word-features", metavar="PATH",
                    help="word vectors learned from unannotated text (word2vec, fastText or GloVe "
                    "text format, e.g. written by PPMIWordVectors.save_word2vec): every tagger "
-                   "reads their clusters as features")
+                   "reads their clusters as features, the lowrank parser the vectors")
     add_seed_and_size_arguments(p)
     p.set_defaults(interrupted="; model not written")
 
 
-def _word_clusters(args):
-    """The taggers' ``word_clusters`` of ``--word-features``: its absolute path, checked
-    to be readable (its vectors are read when the first tagger trains)."""
+def _word_features(args):
+    """The taggers' and the parser's parameters of ``--word-features``: its absolute path,
+    checked to be readable (the vectors are read when the first step trains), as every
+    tagger's ``word_clusters`` and the low-rank parser's ``word_vectors``."""
     if args.word_features is None:
-        return {}
-    if args.estimator != registry.PIPELINE and args.estimator not in registry.names(registry.TAGGER):
-        raise CommandError("--word-features applies to taggers: --estimator pipeline or a tagger")
+        return {}, {}
     path = os.path.abspath(args.word_features)
     if not os.path.isfile(path) or not os.access(path, os.R_OK):
         raise CommandError(f"--word-features {args.word_features}: no readable file there")
-    return {"word_clusters": path}
+    parser = args.parser if args.estimator == registry.PIPELINE else args.estimator
+    parser_params = {"word_vectors": path} if parser == "lowrank" else {}
+    if args.estimator in registry.names(registry.TAGGER):
+        return {"word_clusters": path}, {}
+    if args.estimator == registry.PIPELINE:
+        return {"word_clusters": path}, parser_params
+    if not parser_params:
+        raise CommandError("--word-features applies to taggers, the lowrank parser and "
+                           "pipelines")
+    return {}, parser_params
 
 
 def _build(args):
     """The estimator to train, its parameters checked, and the function that fits it."""
-    clusters = _word_clusters(args)
+    tagger_features, parser_features = _word_features(args)
     if args.estimator != registry.PIPELINE:
         if args.tagger_param or args.tokenizer_param:
             raise CommandError("--tagger-param and --tokenizer-param apply only to "
                                "--estimator pipeline")
         estimator = registry.estimator_class(args.estimator)(
-            **{"verbose": 1, "random_state": args.seed, **clusters,
+            **{"verbose": 1, "random_state": args.seed, **tagger_features, **parser_features,
                **parse_params(args.param, args.estimator)})
         check_params(estimator)
         return estimator, estimator.fit
     from ..pipeline import TextPipeline, make_parsing_pipeline
     from ..tokenize import Tokenizer
 
-    tagger_params = {"verbose": 1, **clusters, **parse_params(args.tagger_param, "easyfirst-tagger")}
+    tagger_params = {"verbose": 1, **tagger_features,
+                     **parse_params(args.tagger_param, "easyfirst-tagger")}
     if "target" in tagger_params:
         raise CommandError("--tagger-param target=... is not allowed; use --targets")
     try:
         pipeline = make_parsing_pipeline(
             args.parser, tuple(t.strip() for t in args.targets.split(",") if t.strip()),
             tagger_params=tagger_params, n_folds=args.n_folds, random_state=args.seed,
-            parser_params={"verbose": 1, **parse_params(args.param, args.parser)})
+            parser_params={"verbose": 1, **parser_features,
+                           **parse_params(args.param, args.parser)})
     except ValueError as error:
         raise CommandError(str(error)) from None
     tokenizer = Tokenizer(**{"verbose": 1, "random_state": args.seed,

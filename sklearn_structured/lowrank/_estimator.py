@@ -1,5 +1,6 @@
 """The scikit-learn estimator of the low-rank tensor parser (Lei et al., ACL 2014)."""
 
+import os
 import sys
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -230,9 +231,17 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         ``pos``, whose features read one field; this parser's read both.
         ``"both"``, the old name of ``("xpos", "upos")``, is deprecated and
         will stop working in the next release.
-    word_vectors : mapping of str to 1-D array, default=None
-        Optional embeddings; the vectors of a word and of its two neighbours
-        are appended to its word features as real values.
+    word_vectors : mapping of str to 1-D array, path or None, default=None
+        Optional embeddings, or the path of a file of them (word2vec,
+        fastText or GloVe text, read once per process, see
+        :func:`~sklearn_structured.word_vectors.vectors_of_file`), e.g.
+        learned from unannotated text by
+        :class:`~sklearn_structured.word_vectors.PPMIWordVectors`. A word is
+        looked up by its form, then lower-cased; the vectors of a word and of
+        its two neighbours are appended to its word features as real values.
+        The fitted parser keeps them at float16 precision, so prediction needs
+        nothing more, and a path keeps the model file small (a mapping is
+        saved with the parameters).
     n_features : int, default=2**22
         Hash buckets of the traditional arc features (length of theta).
     order : {1, 3}, default=1
@@ -323,7 +332,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
         "pos": [Options(tuple, {_POS_FIELDS}), StrOptions({"both"}, deprecated={"both"}), None],
-        "word_vectors": [Mapping, None],
+        "word_vectors": [Mapping, str, os.PathLike, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
         "prune_margin": [Interval(Real, 0, None, closed="left"), None],
@@ -383,6 +392,14 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         """The fitted :class:`~._encoding.Encoding`."""
         return Encoding(self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
                         self.word_feature_table_, self.pos is not None)
+
+    def _given_word_vectors(self):
+        """``word_vectors`` as a mapping (a path's read once per process)."""
+        if isinstance(self.word_vectors, (str, os.PathLike)):
+            from ..word_vectors import vectors_of_file
+
+            return vectors_of_file(self.word_vectors)
+        return self.word_vectors
 
     def _initialise(self, encoding, rng):
         """Fitted encoding and initial training state, from the first training data's encoding."""
@@ -474,7 +491,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
         if reset:
-            encoding, data = fit_encoding(sentences, self.word_vectors, self.pos is not None)
+            encoding, data = fit_encoding(sentences, self._given_word_vectors(),
+                                          self.pos is not None)
             self._initialise(encoding, rng)
             self.history_ = []
         else:

@@ -140,20 +140,31 @@ def load_word_vectors(path):
     return vectors
 
 
-_file_clusters = {}
-_file_clusters_lock = threading.Lock()
+_per_file = {}
+_per_file_lock = threading.RLock()  # clusters_of_file takes it inside vectors_of_file
+
+
+def _once_per_file(path, what, make):
+    """``make(path)``, computed once per process for the file as it is now."""
+    status = os.stat(path)
+    key = (what, os.path.realpath(path), status.st_mtime_ns, status.st_size)
+    with _per_file_lock:
+        if key not in _per_file:
+            _per_file[key] = make(path)
+        return _per_file[key]
+
+
+def vectors_of_file(path):
+    """:func:`load_word_vectors` of a file, read once per process for the file as it is
+    now: the parser of a pipeline and each fit of it read them."""
+    return _once_per_file(path, "vectors", load_word_vectors)
 
 
 def clusters_of_file(path):
     """:func:`cluster_words` (default granularities, seed 0) of the vectors of a file of
     :func:`load_word_vectors`, computed once per process for the file as it is now:
     a pipeline's taggers and their jackknife folds all read them."""
-    status = os.stat(path)
-    key = (os.path.realpath(path), status.st_mtime_ns, status.st_size)
-    with _file_clusters_lock:
-        if key not in _file_clusters:
-            _file_clusters[key] = cluster_words(load_word_vectors(path))
-        return _file_clusters[key]
+    return _once_per_file(path, "clusters", lambda p: cluster_words(vectors_of_file(p)))
 
 
 class PPMIWordVectors(SentenceEstimator):

@@ -124,7 +124,7 @@ def test_tagger_from_the_command_line(sample_files, tmp_path, capsys):
     assert sum(a == b for a, b in pairs) / len(pairs) > 0.6
 
 
-def test_a_tagger_reads_word_features_from_the_command_line(sample_files, tmp_path, capsys):
+def test_taggers_and_the_parser_read_word_features_from_the_command_line(sample_files, tmp_path, capsys):
     from sklearn_structured import PPMIWordVectors
 
     train, test = sample_files
@@ -137,6 +137,10 @@ def test_a_tagger_reads_word_features_from_the_command_line(sample_files, tmp_pa
                  str(model), "--param", "n_epochs=1", "--word-features", str(vectors)]) == 0
     tagger = load_model(model)
     assert tagger.word_clusters == str(vectors) and tagger.word_cluster_table_ is not None
+    assert main(["train", "--estimator", "lowrank", "--train", str(train), "--out", str(model),
+                 "--param", "n_epochs=1", "--param", "rank=2", "--word-features",
+                 str(vectors)]) == 0
+    assert load_model(model).word_vectors == str(vectors)
     capsys.readouterr()
 
 
@@ -225,8 +229,8 @@ def test_evaluate_aligns_a_prediction_tokenised_otherwise(gold_and_pred, tmp_pat
     (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank"], "KEY=VALUE"),
     (["train", "--train", "TRAIN", "--out", "OUT", "--param", "rank=-3"], "rank"),
     (["train", "--train", "EMPTY", "--out", "OUT"], "no sentences"),
-    (["train", "--train", "TRAIN", "--out", "OUT", "--word-features", "missing.vec"],
-     "applies to taggers"),
+    (["train", "--estimator", "easyfirst", "--train", "TRAIN", "--out", "OUT",
+      "--word-features", "TRAIN"], "applies to taggers, the lowrank parser and pipelines"),
     (["train", "--estimator", "pipeline", "--train", "TRAIN", "--out", "OUT",
       "--word-features", "missing.vec"], "missing.vec: no readable file there"),
     (["parse", "--model", "missing.model", "TEST"], "does not exist"),

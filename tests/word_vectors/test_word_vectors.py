@@ -158,3 +158,26 @@ def test_a_tagger_given_a_vector_file_clusters_it_once_and_saves_no_copy(tmp_pat
     save_model(by_mapping, tmp_path / "mapping.model")
     assert (tmp_path / "path.model").stat().st_size < (tmp_path / "mapping.model").stat().st_size
     assert load_model(tmp_path / "path.model").predict(X_test) == by_path.predict(X_test)
+
+
+def test_the_parser_given_a_vector_file_reads_it_as_the_mapping_and_saves_no_copy(tmp_path):
+    from sklearn_structured import LowRankTensorParser
+    from sklearn_structured.utils import load_model, save_model
+
+    X, y = load_sample_treebank("train")
+    X_test, _ = load_sample_treebank("test")
+    model = PPMIWordVectors(n_components=4, min_count=1, n_clusters=(2,), random_state=0)
+    model.fit([[token["form"] for token in s] for s in X])
+    path = tmp_path / "vectors.txt"
+    model.save_word2vec(path)
+    settings = dict(rank=2, n_epochs=1, n_features=2**12, random_state=0)
+    by_path = LowRankTensorParser(word_vectors=str(path), **settings).fit(X[:30], y[:30])
+    by_mapping = LowRankTensorParser(word_vectors=load_word_vectors(path), **settings).fit(
+        X[:30], y[:30])
+    predicted = by_path.predict(X_test)
+    assert all((a == b).all() for a, b in zip(predicted, by_mapping.predict(X_test)))
+    save_model(by_path, tmp_path / "path.model")
+    save_model(by_mapping, tmp_path / "mapping.model")
+    assert (tmp_path / "path.model").stat().st_size < (tmp_path / "mapping.model").stat().st_size
+    loaded = load_model(tmp_path / "path.model")
+    assert all((a == b).all() for a, b in zip(loaded.predict(X_test), predicted))
