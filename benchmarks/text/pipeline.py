@@ -12,7 +12,10 @@ gold test file; with ``--conll18`` also by the CoNLL 2018 scorer, and parses
 the test file's raw text end to end. Each run is one row (parser, treebank,
 tagged fields, seed) of the ``pipeline_<parser>`` section of RESULTS.md, and
 with ``--conll18`` two rows of ``pipeline_<parser>_conll18``; a rerun of a
-setting replaces its rows.
+setting replaces its rows. With ``--word-features`` (a vector file, or
+``none`` for the arm without), the rows go to sections of their own,
+``pipeline_<parser>_word_features`` and ``..._word_features_conll18``, whose
+setting also names the vector file.
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python -m benchmarks pipeline --parser lowrank --work /tmp/pipe
@@ -36,10 +39,11 @@ from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, treebank
 
 
 SETTING = ["parser", "treebank", "tagged fields", "seed"]
-PIPELINE_HEADER = [*SETTING, "test sentences", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p",
-                   "LAS +p", "parse sent/s (wall / CPU, median)", "from raw text: parse sent/s (wall / CPU)",
-                   "train s (wall / CPU)", "model MB", "MB per step", "load average"]
-CONLL18_HEADER = [*SETTING, "input", *CONLL18_FIGURES, "aligned_scores: largest difference"]
+WORD_FEATURES_SETTING = ["parser", "treebank", "tagged fields", "word features", "seed"]
+PIPELINE_FIGURES = ["test sentences", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p",
+                    "parse sent/s (wall / CPU, median)", "from raw text: parse sent/s (wall / CPU)",
+                    "train s (wall / CPU)", "model MB", "MB per step", "load average"]
+CONLL18_ROW = ["input", *CONLL18_FIGURES, "aligned_scores: largest difference"]
 PIPELINE_NOTE = (
     "Train `sklearn-structured train --estimator pipeline` on the train split (dev for the progress "
     "lines only, `random_state` of every step set to the seed), test once on the test split with "
@@ -118,6 +122,8 @@ def arguments(argv):
     ap.add_argument("--seed", type=int, default=0, help="random_state of the tokeniser, the "
                     "taggers and the parser (default 0)")
     ap.add_argument("--repeats", type=int, default=3, help="timed parse runs after the warm-up")
+    ap.add_argument("--word-features", metavar="PATH|none",
+                    help="word vectors passed to train (none: the arm without, in the same tables)")
     ap.add_argument("--reuse-model", action="store_true", help="skip training if the model exists")
     ap.add_argument("--conll18", help="path of conll18_ud_eval.py: also score with the CoNLL 2018 "
                     "scorer and the library's aligned evaluation, from gold tokens and, from the "
@@ -145,6 +151,8 @@ def main(argv=None):
         train_args += ["--param", p]
     for p in args.tagger_param:
         train_args += ["--tagger-param", p]
+    if args.word_features and args.word_features != "none":
+        train_args += ["--word-features", args.word_features]
     for option in ("--param", "--tagger-param", "--tokenizer-param"):
         train_args += [option, f"random_state={args.seed}"]
     record = work / f"{args.parser}-training.json"
@@ -170,7 +178,14 @@ def main(argv=None):
     median_cpu = statistics.median(c for _, c in timings)
     spread = f"{n_sentences / max(w for w, _ in timings):.0f}-{n_sentences / min(w for w, _ in timings):.0f}"
     targets = args.targets or "default targets"
-    setting = [args.parser, args.treebank, targets, args.seed]
+    if args.word_features:
+        names = WORD_FEATURES_SETTING
+        setting = [args.parser, args.treebank, targets, Path(args.word_features).name, args.seed]
+        section = f"pipeline_{args.parser}_word_features"
+        title = f"Forms-only pipeline ({args.parser}) with and without word features"
+    else:
+        names, setting = SETTING, [args.parser, args.treebank, targets, args.seed]
+        section, title = f"pipeline_{args.parser}", f"Forms-only pipeline ({args.parser})"
     raw_text_speed, conll18_rows = (conll18_figures(args, model, test, parsed, n_sentences, work)
                                     if args.conll18 else ("-", []))
     row = [
@@ -182,12 +197,12 @@ def main(argv=None):
         " / ".join(f"{name} {mb:.1f}" for name, mb in step_megabytes(model).items()),
         f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}",
     ]
-    write_rows(f"pipeline_{args.parser}", f"Forms-only pipeline ({args.parser}): tags and trees from forms",
-               PIPELINE_HEADER, [row], len(setting), note=PIPELINE_NOTE)
+    write_rows(section, f"{title}: tags and trees from forms", [*names, *PIPELINE_FIGURES], [row],
+               len(setting), note=PIPELINE_NOTE)
     if conll18_rows:
-        write_rows(f"pipeline_{args.parser}_conll18",
-                   f"Forms-only pipeline ({args.parser}): CoNLL 2018 figures, from gold tokens and raw text",
-                   CONLL18_HEADER, [setting + r for r in conll18_rows], len(setting) + 1, note=CONLL18_NOTE)
+        write_rows(f"{section}_conll18", f"{title}: CoNLL 2018 figures, from gold tokens and raw text",
+                   [*names, *CONLL18_ROW], [setting + r for r in conll18_rows], len(setting) + 1,
+                   note=CONLL18_NOTE)
 
 
 def conll18_figures(args, model, gold, parsed, n_sentences, work):
