@@ -156,6 +156,8 @@ def test_sparse_storage_rebuilds_the_same_array(kind, dtype):
 def test_float16_valued_arrays_are_stored_as_float16(dtype):
     rng = np.random.default_rng(0)
     halves = rng.normal(size=(100, 30)).astype(np.float16).astype(dtype)
+    # the edges of float16: subnormals, the largest value, infinities, a negative zero
+    halves.flat[:6] = np.array([6e-8, -5.9e-5, 65504.0, np.inf, -np.inf, -0.0], np.float16)
     for array, narrowed in ((halves, True), (halves + 1e-4, False)):
         encoder = _Encoder()
         description = json.loads(json.dumps(encoder.encode(array, "x")))
@@ -163,6 +165,7 @@ def test_float16_valued_arrays_are_stored_as_float16(dtype):
         rebuilt = _Decoder(encoder.arrays).decode(description)
         assert rebuilt.dtype == array.dtype
         np.testing.assert_array_equal(rebuilt, array)
+        np.testing.assert_array_equal(np.signbit(rebuilt), np.signbit(array))
 
 
 def test_string_arrays_are_stored_as_utf8():
