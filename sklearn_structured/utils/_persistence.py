@@ -19,10 +19,11 @@ updated), so a numeric array is stored whichever way is smallest: whole, by
 its non-zero cells (flat positions and values), or by its non-zero rows
 (row numbers and rows); and float arrays whose every value is a float16
 (weights an estimator rounded so, see the low-rank parser) are stored as
-float16; str arrays as UTF-8, an equal str array or vocabulary once however
-many steps hold it (the taggers of a pipeline each keep the same
-dictionaries), and loaded as one object those steps share. Loading rebuilds
-the same array, of the same dtype.
+float16; str arrays as UTF-8. An array is stored once however
+many steps hold an equal one (the taggers of a pipeline each keep the same
+dictionaries, and the same word clusters); str arrays and vocabularies are
+loaded as one object those steps share, numeric arrays as a copy each.
+Loading rebuilds the same array, of the same dtype.
 A SciPy CSR array (the easy-first tagger's weights) is stored as its three
 arrays and checked to describe one before it is rebuilt.
 
@@ -98,8 +99,9 @@ class _Encoder:
 
     def __init__(self):
         self.arrays = {}
-        # str arrays by content, so that each is stored once
-        self.strings = {}
+        # arrays by content, so that each is stored once (a pipeline's taggers hold the
+        # same dictionaries, and the same table of a vector file's word clusters)
+        self.stored = {}
 
     def array(self, value, where):
         if value.dtype.kind == "O":
@@ -108,14 +110,17 @@ class _Encoder:
             value = value.astype(str)
         if value.dtype.kind not in "biufcU":
             raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} are not supported")
+        key = (value.dtype.str, value.shape, hashlib.sha256(value.tobytes()).digest())
+        if key not in self.stored:
+            self.stored[key] = self._described(value)
+        return self.stored[key]
+
+    def _described(self, value):
+        if value.nbytes < 4096:  # small arrays stay whole: a sparse one costs two entries
+            return self._store(value)
         if value.dtype.kind == "U":
-            key = (value.dtype.str, value.shape, hashlib.sha256(value.tobytes()).digest())
-            if key not in self.strings:
-                self.strings[key] = (self._strings(value) if value.nbytes >= 4096
-                                     else self._store(value))
-            return self.strings[key]
-        # small arrays stay whole: a sparse one costs two archive entries
-        if value.dtype.kind in "iuf" and value.ndim >= 1 and value.nbytes >= 4096:
+            return self._strings(value)
+        if value.dtype.kind in "iuf" and value.ndim >= 1:
             sparse = self._sparse(value)
             if sparse is not None:
                 return sparse
@@ -273,6 +278,9 @@ class _Decoder:
         self.arrays = arrays
         # str arrays and vocabularies stored once for several steps, decoded once
         self.shared = {}
+        # the names of the numeric arrays handed out: a step that refers to one again
+        # gets a copy, so that no two steps share an array one of them might update
+        self.handed_out = set()
 
     def decode(self, value):
         if not isinstance(value, (dict, list)):
@@ -287,6 +295,9 @@ class _Decoder:
         if kind == "__array__":
             if content not in self.arrays:
                 raise ValueError(f"model file refers to a missing array {content!r}")
+            if content in self.handed_out:
+                return self.arrays[content].copy()
+            self.handed_out.add(content)
             return self.arrays[content]
         if kind == "__strings__":
             return self._once(value, lambda: self._strings(content))

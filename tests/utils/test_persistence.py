@@ -376,6 +376,19 @@ def test_a_truncated_model_file_is_called_so(sample, tmp_path):
             load_model(path)
 
 
+def test_equal_numeric_arrays_are_stored_once_and_loaded_apart():
+    table = np.arange(3000, dtype=np.int64).reshape(1000, 3)
+    value = {"one": table, "two": table.copy(), "other": table + 1}
+    encoder = _Encoder()
+    description = json.loads(json.dumps(encoder.encode(value, "x")))
+    assert len(encoder.arrays) == 2
+    rebuilt = _Decoder(encoder.arrays).decode(description)
+    for name in value:
+        np.testing.assert_array_equal(rebuilt[name], value[name])
+    rebuilt["one"][0, 0] = -1  # a step updating its array leaves the other's as it was
+    assert rebuilt["two"][0, 0] == 0
+
+
 def test_equal_dictionaries_of_several_steps_are_stored_and_loaded_once():
     from sklearn_structured.utils._sentences import Vocabulary
 
