@@ -27,5 +27,6 @@ MEASURES = {
     "treebanks": "benchmarks.text.treebanks",
     "udpipe": "benchmarks.text.udpipe",
     "dask": "benchmarks.text.dask_scaling",
+    "word_vectors": "benchmarks.text.word_vectors",
     "commits": "benchmarks.commits",
 }
