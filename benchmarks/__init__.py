@@ -12,6 +12,7 @@ MEASURES = {
     "lowrank": "benchmarks.lowrank.accuracy",
     "lowrank_threads": "benchmarks.lowrank.threads",
     "hill_climbing": "benchmarks.lowrank.hill_climbing",
+    "tag_inputs": "benchmarks.lowrank.tag_inputs",
     "labels": "benchmarks.labels.parsing",
     "easy_first": "benchmarks.easy_first.parser",
     "taggers": "benchmarks.easy_first.taggers",

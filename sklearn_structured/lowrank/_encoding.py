@@ -21,7 +21,8 @@ import numpy as np
 
 from ..fields import FEATS, FORM, LEMMA, UPOS, XPOS
 from ..kernels.hashing import feature_hash, kept_positions
-from ..utils import ROOT_ID, Vocabulary, encode_corpus, fit_vocabularies, token_values
+from ..utils import (ROOT_ID, CheckedSentences, Vocabulary, encode_corpus, fit_vocabularies,
+                     token_values)
 from ._features import (
     FIELD_OFFSET,
     ROOT,
@@ -78,6 +79,29 @@ def _check_word_vectors(word_vectors):
     if not vectors:
         raise ValueError("word_vectors is empty; pass None to train without word vectors")
     return vectors
+
+
+def with_feats_in_fine_tag(sentences, names):
+    """The sentences with each word's fine tag (XPOS, else UPOS) followed by the items of
+    its FEATS named in ``names``, e.g. ``Noun|Case=Nom|Number=Sing``: the tag templates
+    then read that morphology. Words with none of them, and str tokens, stay as they are.
+    """
+    if not names:
+        return sentences
+    names = frozenset(names)
+    out = CheckedSentences()
+    for sentence in sentences:
+        words = []
+        for token in sentence:
+            feats = None if isinstance(token, str) else token.get(FEATS)
+            items = [item for item in feats.split("|") if item.partition("=")[0] in names] \
+                if feats and feats != "_" else ()
+            if items:
+                fine = token.get(XPOS) or token.get(UPOS) or "_"
+                token = {**token, XPOS: "|".join([fine, *items])}
+            words.append(token)
+        out.append(words)
+    return out
 
 
 def _word_vector_table(word_vectors):

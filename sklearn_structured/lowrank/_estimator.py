@@ -32,7 +32,7 @@ from ..utils._base import check_fitted
 from ..utils._compat import Interval, Options, StrOptions, _fit_context
 from ..utils._persistence import _Decoder, _Encoder
 from ..utils._training import check_resumable, float16_precision
-from ._encoding import Encoding, encode, fit_encoding, form_columns
+from ._encoding import Encoding, encode, fit_encoding, form_columns, with_feats_in_fine_tag
 from ._features import N_ARC_BUCKETS
 from ._high_order import NO_HIGH_ORDER, part_scorer, third_order_decode, third_order_difference
 from ._init import _PAIRS, svd_initialisation, tensor_entries
@@ -231,6 +231,15 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         ``pos``, whose features read one field; this parser's read both.
         ``"both"``, the old name of ``("xpos", "upos")``, is deprecated and
         will stop working in the next release.
+    tag_feats : tuple of str or None, default=None
+        Names of FEATS features (such as ``("Case", "Number", "Gender",
+        "VerbForm")``) whose values join the fine tag: a word's XPOS (UPOS
+        when it has none) is read as, say, ``Noun|Case=Nom|Number=Sing``, by
+        the arc features and the labeller alike. Where the XPOS carries
+        little morphology (Turkish IMST's), the arc templates then see what
+        marks a word's role. None (or empty) reads the tags as they are.
+        :func:`~sklearn_structured.make_parsing_pipeline` sets it when it
+        tags FEATS.
     word_vectors : mapping of str to 1-D array, path or None, default=None
         Optional embeddings, or the path of a file of them (word2vec,
         fastText or GloVe text, read once per process, see
@@ -315,6 +324,9 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         or what ``"auto"`` chose from the first training data).
     n_iter_ : int
         Passes over training data so far, counting the initialisation pass.
+    tag_feats_ : tuple of str
+        The FEATS names joined to the fine tag in training (``tag_feats``),
+        which prediction joins too; empty when none are.
     pruner_theta_ : ndarray of shape (2**20,), float32 holding float16 values, or None
         The pruner's weights (with ``prune_margin``); None without pruning.
     labeller_ : dict or None
@@ -332,6 +344,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         "init": [StrOptions({"svd", "random"})],
         "average": ["boolean"],
         "pos": [Options(tuple, {_POS_FIELDS}), StrOptions({"both"}, deprecated={"both"}), None],
+        "tag_feats": [tuple, list, None],
         "word_vectors": [Mapping, str, os.PathLike, None],
         "n_features": [Interval(Integral, 16, 2**40, closed="both")],
         "order": [Options(Integral, {1, 3})],
@@ -355,6 +368,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         init="svd",
         average=True,
         pos=_POS_FIELDS,
+        tag_feats=None,
         word_vectors=None,
         n_features=2**22,
         order=1,
@@ -374,6 +388,7 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         self.init = init
         self.average = average
         self.pos = pos
+        self.tag_feats = tag_feats
         self.word_vectors = word_vectors
         self.n_features = n_features
         self.order = order
@@ -392,6 +407,19 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         """The fitted :class:`~._encoding.Encoding`."""
         return Encoding(self.vocabularies_, self.vector_vocabulary_, self.word_vector_table_,
                         self.word_feature_table_, self.pos is not None)
+
+    def _checked_tag_feats(self):
+        """``tag_feats`` as a tuple of names (empty when the tags are not read)."""
+        names = tuple(self.tag_feats or ())
+        if not all(isinstance(name, str) and name and "=" not in name and "|" not in name
+                   for name in names):
+            raise ValueError(f"tag_feats must hold FEATS feature names such as 'Case', "
+                             f"got {self.tag_feats!r}")
+        return names if self.pos is not None else ()
+
+    def _fitted_tag_feats(self):
+        # models fitted before tag_feats existed join no FEATS to the tag
+        return getattr(self, "tag_feats_", ())
 
     def _given_word_vectors(self):
         """``word_vectors`` as a mapping (a path's read once per process)."""
@@ -490,6 +518,9 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         rng = check_random_state(self.random_state)
         X, y, validation = split_validation(self, X, y, X_val, y_val, rng=rng)
         sentences, heads, deprels = check_labelled_dependency_data(X, y)
+        if reset:
+            self.tag_feats_ = self._checked_tag_feats()
+        sentences = with_feats_in_fine_tag(sentences, self._fitted_tag_feats())
         if reset:
             encoding, data = fit_encoding(sentences, self._given_word_vectors(),
                                           self.pos is not None)
@@ -605,8 +636,9 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         return state
 
     def __setstate__(self, state):
-        # pickles made before pruning existed: no pruning
-        super().__setstate__({"prune_margin": None, "prune_max_heads": 20, **state})
+        # pickles made before pruning or tag_feats existed: no pruning, plain tags
+        super().__setstate__({"prune_margin": None, "prune_max_heads": 20, "tag_feats": None,
+                              **state})
         packed = self.__dict__.pop("_packed_weights", None)
         if packed is not None:
             descriptions, arrays = packed
@@ -620,7 +652,8 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         """Validated sentences and their encoding, packed with ``vocabularies`` (default:
         the parser's; more fields may be packed for the labeller)."""
         check_fitted(self, "theta_")
-        sentences = self._check_prediction_input(X)
+        sentences = with_feats_in_fine_tag(self._check_prediction_input(X),
+                                           self._fitted_tag_feats())
         return sentences, encode(sentences, self._encoding(), vocabularies)
 
     def _config(self, gamma):

@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.lowrank import LowRankTensorParser
 from sklearn_structured.metrics import attachment_score, uas_scorer
-from sklearn_structured.utils import find_heads_error, save_model
+from sklearn_structured.utils import find_heads_error, load_model, save_model
 from sklearn_structured.utils.estimator_checks import (
     assert_same_predictions,
     check_structured_estimator,
@@ -150,6 +150,38 @@ def test_pos_none_reads_no_tags(sample):
     assert parser.tag_fields() == ()
     with pytest.raises(ValueError, match="pos"):
         LowRankTensorParser(pos="upos").fit(X[:5], y[:5])
+
+
+def fine_tags_with(X, names):
+    """X with each word's XPOS (else UPOS) followed by its FEATS items named in names."""
+    out = []
+    for sentence in X:
+        words = []
+        for token in sentence:
+            items = [f for f in (token.get("feats") or "_").split("|")
+                     if f != "_" and f.split("=")[0] in names]
+            base = token.get("xpos") or token.get("upos")
+            words.append({**token, "xpos": "|".join([base, *items])} if items else token)
+        out.append(words)
+    return out
+
+
+def test_tag_feats_read_as_a_fine_tag_with_those_features(sample, tmp_path):
+    X, y, X_test, _ = sample
+    names = ("Number", "VerbForm")
+    parser = LowRankTensorParser(**SMALL, tag_feats=names).fit(X[:40], y[:40])
+    plain = LowRankTensorParser(**SMALL).fit(fine_tags_with(X[:40], names), y[:40])
+    assert parser.tag_feats_ == names and plain.tag_feats_ == ()
+    assert_same_predictions(parser.predict(X_test), plain.predict(fine_tags_with(X_test, names)))
+    assert X_test[0] == load_sample_treebank("test")[0][0]  # the input is left as it was
+    save_model(parser, tmp_path / "model")
+    again = load_model(tmp_path / "model")
+    assert again.tag_feats_ == names
+    assert_same_predictions(parser.predict(X_test), again.predict(X_test))
+    # pos=None reads no tags, so no FEATS either
+    assert LowRankTensorParser(**SMALL, pos=None, tag_feats=names).fit(X[:5], y[:5]).tag_feats_ == ()
+    with pytest.raises(ValueError, match="tag_feats"):
+        LowRankTensorParser(**SMALL, tag_feats=("Case=Nom",)).fit(X[:5], y[:5])
 
 
 def test_pickles_hold_the_weights_sparse(sample, tmp_path):
