@@ -31,7 +31,7 @@ from . import registry
 from .annotation import Annotator, _PipelineAnnotator, check_pipeline_fields, pipeline_targets
 from .datasets import ConlluDocument, load_conllu
 from .easy_first import EasyFirstBeamTagger
-from .fields import DEFAULT_TARGETS, FORM, INPUT_TAG_FIELDS, TAG_FIELDS, TOKEN_FIELDS
+from .fields import DEFAULT_TARGETS, FEATS, FORM, INPUT_TAG_FIELDS, TAG_FIELDS, TOKEN_FIELDS
 from .metrics import aligned_scores
 from .tokenize import Tokenizer, segmented_text
 from .tokenize._reader import text_documents
@@ -39,6 +39,11 @@ from .tokenize._tokenizer import _documents, _texts
 from .utils import CheckedSentences, carried_fields, check_sentences
 from .utils._base import FormatVersionMixin, StructuredInputMixin, check_fitted
 from .utils._compat import HasMethods, _fit_context
+
+
+# the FEATS a low-rank parser built here joins to its fine tag when FEATS are tagged:
+# chosen on dev with predicted tags (RESULTS lowrank_tag_inputs)
+PARSER_TAG_FEATS = ("Case", "Number", "Gender", "VerbForm")
 
 
 class TokenFieldSelector(Annotator, TransformerMixin, BaseEstimator):
@@ -137,7 +142,11 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
         ``{"beam_size": 1}`` (greedy easy-first tagging: about three times
         as fast as the tagger's own default beam of 3).
     parser_params : dict or None
-        Parameters of the parser when ``parser`` is a name.
+        Parameters of the parser when ``parser`` is a name. A
+        ``LowRankTensorParser`` built here gets ``tag_feats=("Case",
+        "Number", "Gender", "VerbForm")`` when ``targets`` holds ``"feats"``
+        (the parser's tags then carry that morphology; ``tag_feats=None``
+        in ``parser_params`` turns it off).
     n_folds : int, default=10
         Jackknifing folds: the parser (and each later tagger) is trained on
         tags predicted by models that did not see the sentence.
@@ -176,6 +185,8 @@ def make_parsing_pipeline(parser="lowrank", targets=DEFAULT_TARGETS, *, tagger_p
         params = {**common, **(parser_params or {})}
         if parser == "easyfirst" and "pos" not in params:
             params["pos"] = "upos" if "upos" in targets or "xpos" not in targets else "xpos"
+        if parser == "lowrank" and FEATS in targets:
+            params.setdefault("tag_feats", PARSER_TAG_FEATS)
         final = registry.estimator_class(parser)(**params)
     else:
         if parser_params:

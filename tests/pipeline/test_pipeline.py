@@ -62,6 +62,10 @@ def test_factory_builds_the_chain():
     assert pipeline_targets(default) == ("upos", "xpos", "feats", "lemma")
     assert all(default[f"tag_{t}"].beam_size == 1 for t in pipeline_targets(default))
     assert make_parsing_pipeline("easyfirst")["parser"].pos == "upos"
+    # the low-rank parser's fine tag carries morphology where FEATS are tagged
+    assert default["parser"].tag_feats == ("Case", "Number", "Gender", "VerbForm")
+    assert make_parsing_pipeline(targets=("upos", "xpos"))["parser"].tag_feats is None
+    assert make_parsing_pipeline(parser_params={"tag_feats": None})["parser"].tag_feats is None
     # a tagger reads the UPOS and XPOS tagged before it, and only those
     assert [default[f"tag_{t}"].input_tags for t in ("upos", "xpos", "feats", "lemma")] == [
         (), ("upos",), ("upos", "xpos"), ("upos", "xpos")]
