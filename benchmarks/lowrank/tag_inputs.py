@@ -28,7 +28,8 @@ from benchmarks.base import load_treebank, timed, write_rows
 
 
 def tagged_splits(treebank, seed, cache):
-    """(jackknifed training sentences, tagged dev sentences, y, y_dev), cached."""
+    """(jackknifed training sentences, tagged dev sentences, y, gold dev sentences, y_dev);
+    the taggers' output is cached."""
     X, y = load_treebank(treebank, "train", labelled=True)
     X_dev, y_dev = load_treebank(treebank, "dev", labelled=True)
     path = cache / f"{treebank}-seed{seed}.pkl"
