@@ -1,10 +1,10 @@
-"""Which tags the pipeline's low-rank parser should read, chosen on dev with predicted tags.
+"""Which tags and settings the pipeline's low-rank parser should have, chosen on dev with predicted tags.
 
 Run from the repository root::
 
     SKLEARN_STRUCTURED_DATA=../shared/data NUMBA_NUM_THREADS=1 python -m benchmarks \\
         tag_inputs --treebank tr_imst --seed 0 --cache ../state/tag_inputs \\
-        --arm xpos --arm upos --arm xpos+Case,Number,Gender,VerbForm
+        --arm xpos --arm upos --arm xpos+Case,Number,Gender,VerbForm [--param order=3]
 
 The default pipeline's taggers (UPOS, XPOS, FEATS, lemmas) are trained on the
 train split, jackknifed as ``Pipeline.fit`` does, and tag the dev split; their
@@ -14,10 +14,13 @@ seed's ``random_state``) on the jackknifed training tags and scores it on the
 predicted dev tags, gold tokens. An arm names the fine tag: ``xpos`` (the
 parser's default, XPOS falling back on UPOS), ``upos`` (XPOS dropped, so UPOS
 is both tags), and either followed by ``+`` and the FEATS names that
-``tag_feats`` joins to it.
+``tag_feats`` joins to it. ``--param KEY=VALUE`` (repeatable) sets further
+parser parameters for every arm of the run, such as ``order=3``; the table
+keeps them in a column of their own, so that settings run apart share it.
 """
 
 import argparse
+import ast
 import pickle
 from pathlib import Path
 
@@ -64,29 +67,36 @@ def main(argv=None):
     parser.add_argument("--cache", type=Path, required=True,
                         help="folder for the taggers' output (outside the repository)")
     parser.add_argument("--arm", action="append", required=True)
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="a further parser parameter for every arm")
     args = parser.parse_args(argv)
+    params = {k: ast.literal_eval(v) for k, v in (p.split("=", 1) for p in args.param)}
+    setting = ", ".join(args.param) or "defaults"
     X_train, X_tagged, y, X_dev, y_dev = tagged_splits(args.treebank, args.seed, args.cache)
     rows = []
     for arm in args.arm:
         X_fit, tag_feats = arm_inputs(X_train, arm)
         X_pred, _ = arm_inputs(X_tagged, arm)
         model, _, fit_cpu = timed(lambda: LowRankTensorParser(
-            random_state=args.seed, tag_feats=tag_feats).fit(X_fit, y))
+            random_state=args.seed, tag_feats=tag_feats, **params).fit(X_fit, y))
         predicted = model.predict(X_pred)
         scores = attachment_score(y_dev, predicted, X_dev, return_all=True)
         every = attachment_score(y_dev, predicted, punct="include", return_all=True)
-        rows.append([args.treebank, arm, args.seed, f"{100 * scores.uas:.2f}",
+        rows.append([args.treebank, arm, setting, args.seed, f"{100 * scores.uas:.2f}",
                      f"{100 * scores.las:.2f}", f"{100 * every.uas:.2f}", f"{100 * every.las:.2f}",
                      f"{fit_cpu:.0f}"])
         print(*rows[-1], flush=True)
     write_rows(
-        "lowrank_tag_inputs", "LowRankTensorParser: which tags it reads, on dev with predicted tags",
-        ["treebank", "fine tag", "seed", "UAS", "LAS", "UAS +p", "LAS +p", "parser fit CPU s"],
-        rows, key_columns=3,
+        "lowrank_tag_inputs",
+        "LowRankTensorParser: which tags it reads and which settings, on dev with predicted tags",
+        ["treebank", "fine tag", "parser", "seed", "UAS", "LAS", "UAS +p", "LAS +p",
+         "parser fit CPU s"],
+        rows, key_columns=4,
         note="Train split with the default pipeline's jackknifed tags, dev split with its "
              "predicted tags, gold tokens; UAS/LAS without punctuation (gold UPOS PUNCT), "
              "+p with it. `xpos`: XPOS, falling back on UPOS; `upos`: UPOS alone; `+names`: "
-             "those FEATS joined to the fine tag (`tag_feats`).")
+             "those FEATS joined to the fine tag (`tag_feats`); parser: the further "
+             "parameters of the run (`--param`), else the defaults.")
 
 
 if __name__ == "__main__":
