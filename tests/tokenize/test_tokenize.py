@@ -495,3 +495,21 @@ def test_a_combining_mark_or_format_character_never_starts_a_token(sample, text)
 def test_characters_that_cannot_end_a_token(text, unbreakable):
     _, classes, joins = encode_text(text)
     assert np.flatnonzero(unbreakable_characters(joins, classes)).tolist() == unbreakable
+
+
+@pytest.mark.parametrize("text", ["它重38.28公斤，售价1,50元。", "It weighs 38.28 kg. It costs 1,50 euros."])
+def test_no_sentence_ends_inside_a_number(text):
+    """A point or comma between two digits may end a token, never a sentence, even
+    where every weight says a sentence ends (and, failing that, a token)."""
+    encoded = _Text(text).with_context(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    n_rows = 1024
+    weights = np.zeros((2, 3))
+    weights[1, TOKEN_END], weights[1, SENTENCE_END] = 0.5, 1.0
+    labels = predict_labels(encoded.codes, encoded.classes, encoded.context,
+                            np.ones(n_rows, np.int64), weights, n_rows - 1, N_TEMPLATES)
+    inside_numbers = [m.start() for m in re.finditer(r"(?<=\d)[.,](?=\d)", text)]
+    assert len(inside_numbers) == 2
+    assert all(labels[i] == TOKEN_END for i in inside_numbers)
+    # punctuation elsewhere still follows the weights
+    elsewhere = text.index("，") if "，" in text else text.index("kg.") + 2
+    assert labels[elsewhere] == SENTENCE_END
