@@ -22,6 +22,7 @@ MEASURES = {
     "distro_simplex": "benchmarks.distro.simplex",
     "rank_space": "benchmarks.rank_space.training",
     "rank_space_epoch": "benchmarks.rank_space.epoch",
+    "rank_space_gflops": "benchmarks.rank_space.gflops",
     "rank_space_speed": "benchmarks.rank_space.speed",
     "tokenize": "benchmarks.text.tokenize",
     "pipeline": "benchmarks.text.pipeline",
