@@ -137,13 +137,14 @@ def main(argv=None):
                      f"{total / 1e9:.1f}", f"{epoch_wall:.1f} / {epoch_cpu:.1f}",
                      f"{total / epoch_wall / 1e9:.1f} / {total / epoch_cpu / 1e9:.1f}",
                      f"{total / plain_wall / 1e9:.1f} / {total / plain_cpu / 1e9:.1f}",
-                     f"{100 * plain_wall / epoch_wall:.0f}%", f"{os.getloadavg()[0]:.1f}"])
+                     f"{100 * plain_wall / epoch_wall:.0f}% / {100 * plain_cpu / epoch_cpu:.0f}%",
+                     f"{os.getloadavg()[0]:.1f}"])
     n_tokens = int(lengths.sum())
     write_rows(
         "rank_space_gflops", "RankSpaceHMM: an epoch's matrix products against sgemm",
         ["states", "rank", "batch tokens", "threads", "GFLOP counted",
          "epoch s (wall / CPU)", "epoch GFLOP/s (wall / CPU)", "sgemm GFLOP/s (wall / CPU)",
-         "epoch / sgemm (wall)", "load average at end"],
+         "epoch / sgemm (wall / CPU)", "load average at end"],
         rows, key_columns=4,
         note=f"One epoch (`fit`, `n_epochs=1`, set-up included) over {len(sentences)} PTB LM "
              f"training sentences, the first {args.per_length} of "
