@@ -15,7 +15,9 @@ with ``--conll18`` two rows of ``pipeline_<parser>_conll18``; a rerun of a
 setting replaces its rows. With ``--word-features`` (a vector file, or
 ``none`` for the arm without), the rows go to sections of their own,
 ``pipeline_<parser>_word_features`` and ``..._word_features_conll18``, whose
-setting also names the vector file.
+setting also names the vector file; with ``--param``, to sections ending in
+``_params``, whose setting also names the parser parameters (an arm such as
+``--param tag_feats=None`` beside the defaults).
 
     NUMBA_NUM_THREADS=1 SKLEARN_STRUCTURED_DATA=/path/to/data \\
         python -m benchmarks pipeline --parser lowrank --work /tmp/pipe
@@ -38,8 +40,6 @@ import numpy as np
 from benchmarks.base import CONLL18_FIGURES, conll18_scores, data_home, treebank_file, write_rows
 
 
-SETTING = ["parser", "treebank", "tagged fields", "seed"]
-WORD_FEATURES_SETTING = ["parser", "treebank", "tagged fields", "word features", "seed"]
 PIPELINE_FIGURES = ["test sentences", "UPOS", "XPOS", "UFeats", "Lemma", "UAS", "LAS", "UAS +p", "LAS +p",
                     "parse sent/s (wall / CPU, median)", "from raw text: parse sent/s (wall / CPU)",
                     "train s (wall / CPU)", "model MB", "MB per step", "load average"]
@@ -178,14 +178,21 @@ def main(argv=None):
     median_cpu = statistics.median(c for _, c in timings)
     spread = f"{n_sentences / max(w for w, _ in timings):.0f}-{n_sentences / min(w for w, _ in timings):.0f}"
     targets = args.targets or "default targets"
+    names, setting, suffix = ["parser", "treebank", "tagged fields"], [args.parser, args.treebank, targets], ""
+    title = f"Forms-only pipeline ({args.parser})"
     if args.word_features:
-        names = WORD_FEATURES_SETTING
-        setting = [args.parser, args.treebank, targets, Path(args.word_features).name, args.seed]
-        section = f"pipeline_{args.parser}_word_features"
-        title = f"Forms-only pipeline ({args.parser}) with and without word features"
-    else:
-        names, setting = SETTING, [args.parser, args.treebank, targets, args.seed]
-        section, title = f"pipeline_{args.parser}", f"Forms-only pipeline ({args.parser})"
+        names.append("word features")
+        setting.append(Path(args.word_features).name)
+        suffix += "_word_features"
+        title += " with and without word features"
+    if args.param:
+        names.append("parser params")
+        setting.append(", ".join(args.param))
+        suffix += "_params"
+        title += ", parser parameters set"
+    names.append("seed")
+    setting.append(args.seed)
+    section = f"pipeline_{args.parser}{suffix}"
     raw_text_speed, conll18_rows = (conll18_figures(args, model, test, parsed, n_sentences, work)
                                     if args.conll18 else ("-", []))
     row = [
