@@ -254,6 +254,13 @@ def table_rows(text):
     return [[cell.strip() for cell in line.strip()[1:-1].split(" | ")] for line in body]
 
 
+def parameters(pairs):
+    """``KEY=VALUE`` options (``--param``) as a dict, each value a Python literal."""
+    import ast
+
+    return {key: ast.literal_eval(value) for key, value in (p.split("=", 1) for p in pairs)}
+
+
 def field_values(X, field):
     """The values of ``field`` of every token, a list per sentence (gold tags to score)."""
     return [[token[field] for token in sentence] for sentence in X]

@@ -16,11 +16,11 @@ of the first seed so that other labellers can be scored on the same trees.
 """
 
 import argparse
-import ast
 
 import numpy as np
 
-from benchmarks.base import data_home, load_treebank, markdown_table, mean_sd, timed, write_rows, write_section
+from benchmarks.base import (data_home, load_treebank, markdown_table, mean_sd, parameters, timed,
+                             write_rows, write_section)
 
 # one row per treebank, parameters, seed and split
 HEADER = ["treebank", "parameters", "seed", "split", "UAS", "LAS", "sent/s", "training CPU s (wall s)"]
@@ -60,7 +60,7 @@ def main(argv=None):
     from sklearn_structured.metrics import attachment_score
 
     X, y = load_treebank(args.treebank, "train", labelled=True)
-    params = {k: ast.literal_eval(v) for k, v in (p.split("=", 1) for p in args.param)}
+    params = parameters(args.param)
     rows = []
     if args.parser == "labeller":
         from sklearn_structured.labelling import label_trees, new_labeller, train_labeller

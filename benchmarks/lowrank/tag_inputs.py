@@ -20,14 +20,13 @@ keeps them in a column of their own, so that settings run apart share it.
 """
 
 import argparse
-import ast
 import pickle
 from pathlib import Path
 
 from sklearn_structured import LowRankTensorParser, make_parsing_pipeline
 from sklearn_structured.metrics import attachment_score
 
-from benchmarks.base import load_treebank, timed, write_rows
+from benchmarks.base import load_treebank, parameters, timed, write_rows
 
 
 def tagged_splits(treebank, seed, cache):
@@ -70,7 +69,7 @@ def main(argv=None):
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="a further parser parameter for every arm")
     args = parser.parse_args(argv)
-    params = {k: ast.literal_eval(v) for k, v in (p.split("=", 1) for p in args.param)}
+    params = parameters(args.param)
     setting = ", ".join(args.param) or "defaults"
     X_train, X_tagged, y, X_dev, y_dev = tagged_splits(args.treebank, args.seed, args.cache)
     rows = []

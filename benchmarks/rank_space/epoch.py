@@ -61,6 +61,20 @@ def make(package, model, size, args, **batching):
     return package.RankSpacePCFG(n_nonterminals=size, n_preterminals=2 * size, **common, **batching)
 
 
+def add_slice_arguments(parser, per_length):
+    """The options that choose the slice of :func:`training_slice`."""
+    parser.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 30],
+                        help="sentence lengths (in words) of the slice")
+    parser.add_argument("--per-length", type=int, default=per_length)
+
+
+def training_slice(lengths, per_length):
+    """The first ``per_length`` PTB LM training sentences of each of ``lengths`` words, and
+    the whole training text: batches of the slice are as full as those of an epoch."""
+    full = load_ptb_lm("train")
+    return [s for length in lengths for s in [t for t in full if len(t) == length][:per_length]], full
+
+
 def arguments(argv):
     """The command line of this measure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -70,9 +84,7 @@ def arguments(argv):
     parser.add_argument("--base", default="main")
     parser.add_argument("--rank", type=int, default=512)
     parser.add_argument("--dim", type=int, default=256)
-    parser.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 30],
-                        help="sentence lengths (in words) of the slice")
-    parser.add_argument("--per-length", type=int, default=256)
+    add_slice_arguments(parser, per_length=256)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--repeats", type=int, default=3)
@@ -83,9 +95,7 @@ def main(argv=None):
     args = arguments(argv)
     data_home()
 
-    full = load_ptb_lm("train")
-    sentences = [s for length in args.lengths
-                 for s in [t for t in full if len(t) == length][: args.per_length]]
+    sentences, full = training_slice(args.lengths, args.per_length)
     extra = int(args.model == "hmm")  # the HMM's <eos>
     n_tokens = sum(len(s) + extra for s in sentences)
 

@@ -32,10 +32,10 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_structured.datasets import load_ptb_lm
 from sklearn_structured.rank_space import RankSpaceHMM
 
 from benchmarks.base import data_home, timed, write_rows
+from benchmarks.rank_space.epoch import add_slice_arguments, training_slice
 
 
 def batch_products(lengths, n_states, rank, dim, n_words, weights):
@@ -88,9 +88,7 @@ def arguments(argv):
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 30],
-                        help="sentence lengths (in words) of the slice")
-    parser.add_argument("--per-length", type=int, default=512)
+    add_slice_arguments(parser, per_length=512)
     parser.add_argument("--repeats", type=int, default=3)
     return parser.parse_args(argv)
 
@@ -98,9 +96,7 @@ def arguments(argv):
 def main(argv=None):
     args = arguments(argv)
     data_home()
-    full = load_ptb_lm("train")
-    sentences = [s for length in args.lengths
-                 for s in [t for t in full if len(t) == length][:args.per_length]]
+    sentences, _ = training_slice(args.lengths, args.per_length)
 
     def model(threads):
         return RankSpaceHMM(args.states, rank=args.rank, embedding_dim=args.dim,
