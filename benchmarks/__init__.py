@@ -29,6 +29,7 @@ MEASURES = {
     "treebanks": "benchmarks.text.treebanks",
     "udpipe": "benchmarks.text.udpipe",
     "dask": "benchmarks.text.dask_scaling",
+    "serve_load": "benchmarks.text.serve_load",
     "word_vectors": "benchmarks.text.word_vectors",
     "commits": "benchmarks.commits",
 }
