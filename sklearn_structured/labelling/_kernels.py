@@ -18,7 +18,10 @@ the running sums get ``c * delta`` for an update made after ``c`` arcs).
 
 Words attached to the root are not scored: they get the model's root label.
 Every other word gets its best label among ``allowed`` (the labels not kept
-for root words), which is how the root constraint holds.
+for root words), which is how the root constraint holds. In prediction, two
+rules of UD's validator hold as well (see :func:`predict_labels`): at most
+one subject and one object per head, and the head-first relations never
+pointing right to left.
 
 Some templates read labels: that of the head's own arc, that of the nearest
 sibling between the head and the word, and the set of labels of the siblings
@@ -64,6 +67,8 @@ ROOT_DISTANCE = len(_DISTANCE_EDGES)
  T_HEAD_LABEL_HW, T_N_CHILDREN, T_MU_NLCW, T_MU_RCW, T_NEXT_W) = range(1, 55)
 N_TEMPLATES = 54
 _CHILD_TAG = 99  # hashes a child's UPOS into the order-free signature of a tag set
+# Classes of labels of which a head may have at most one dependent (LabelModel.exclusive).
+FREE, SUBJECT, OBJECT = 0, 1, 2
 
 # Columns of the per-word relatives that tree_relatives fills in.
 (LEFT_CHILD, RIGHT_CHILD, SPAN_START, SPAN_END, LEFT_TAGS, RIGHT_TAGS, N_LEFT, N_RIGHT,
@@ -100,6 +105,11 @@ class LabelModel(NamedTuple):
     """Bool per label: whether a word not attached to the root may get it."""
     root_label: int
     """The label of every word attached to the root."""
+    exclusive: np.ndarray
+    """Per label, the class of which a head may have one dependent (``SUBJECT``,
+    ``OBJECT``), or ``FREE``; read in prediction only."""
+    head_first: np.ndarray
+    """Bool per label: whether its dependent must follow its head; read in prediction only."""
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -185,18 +195,20 @@ def tree_relatives(heads, upos, lo, n, out):
 
 
 @njit(cache=True, nogil=True)
-def labelling_order(heads, lo, n, order):
+def labelling_order(heads, lo, n, order, depth):
     """Fill ``order[:n]`` with the words of a sentence top-down: by depth in the tree,
-    then by distance to their head (a word's head and inner siblings come first)."""
+    then by distance to their head (a word's head and inner siblings come first);
+    and ``depth[:n]`` with each word's depth (0 for a word attached to the root)."""
     rank = np.empty(n, np.int64)
     for m in range(n):
-        depth = 0
+        d = 0
         k = m
-        while heads[lo + k] != 0 and depth <= n:
+        while heads[lo + k] != 0 and d <= n:
             k = heads[lo + k] - 1
-            depth += 1
+            d += 1
+        depth[m] = d
         h = heads[lo + m]
-        rank[m] = depth * (n + 1) + (0 if h == 0 else abs(h - 1 - m))
+        rank[m] = d * (n + 1) + (0 if h == 0 else abs(h - 1 - m))
     # element by element: a slice assignment would compile numba's shape-error
     # message formatting, a second of first-run compilation
     ranked = stable_argsort(rank)
@@ -364,33 +376,125 @@ def label_scores(sentences, labels, weights, n_labels):
 
 
 @njit(cache=True, nogil=True)
+def _word_allowed(model, before_head, out):
+    """Fill ``out`` with the labels a non-root word may get: the model's allowed labels
+    that its side of its head allows, or all of them if that allows none."""
+    any_left = False
+    for label in range(len(out)):
+        out[label] = model.allowed[label] and not (before_head and model.head_first[label])
+        any_left |= out[label]
+    if not any_left:
+        out[:] = model.allowed
+
+
+@njit(cache=True, nogil=True)
+def _has_other(block, m, heads, lo, labels, exclusive, cls):
+    """Whether a word of ``block`` other than ``m``, with m's head, has a label of class ``cls``."""
+    for b in block:
+        if b != m and heads[lo + b] == heads[lo + m] and exclusive[labels[lo + b]] == cls:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _best_outside(scores, allowed, exclusive, cls, block, m, heads, lo, labels):
+    """The best label of ``allowed`` not of class ``cls``, nor of a class that another
+    dependent of m's head already holds (-1 when there is none)."""
+    best = -1
+    for label in range(len(scores)):
+        other = exclusive[label]
+        if not allowed[label] or other == cls:
+            continue
+        if other != FREE and _has_other(block, m, heads, lo, labels, exclusive, other):
+            continue
+        if best < 0 or scores[label] > scores[best]:
+            best = label
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _one_per_head(block, heads, lo, labels, scores, word_allowed, exclusive):
+    """Give no head two dependents of one exclusive class among the words of ``block``
+    (all the dependents of their heads): of two such, the one whose label beats its
+    best alternative by more keeps it; the other gets its best label that creates
+    no such pair. ``scores`` and ``word_allowed`` hold the rows of the block's words."""
+    for i in range(len(block)):
+        m = block[i]
+        cls = exclusive[labels[lo + m]]
+        if cls == FREE or not _has_other(block, m, heads, lo, labels, exclusive, cls):
+            continue
+        # the rival of the same head and class that keeps its label
+        keeper, keep_margin = -1, -np.inf
+        for j in range(len(block)):
+            b = block[j]
+            if heads[lo + b] != heads[lo + m] or exclusive[labels[lo + b]] != cls:
+                continue
+            other = _best_outside(scores[j], word_allowed[j], exclusive, cls, block, b, heads,
+                                  lo, labels)
+            margin = np.inf if other < 0 else scores[j, labels[lo + b]] - scores[j, other]
+            if margin > keep_margin:
+                keeper, keep_margin = b, margin
+        for j in range(len(block)):
+            b = block[j]
+            if b == keeper or heads[lo + b] != heads[lo + m] or exclusive[labels[lo + b]] != cls:
+                continue
+            other = _best_outside(scores[j], word_allowed[j], exclusive, cls, block, b, heads,
+                                  lo, labels)
+            if other >= 0:
+                labels[lo + b] = other
+
+
+@njit(cache=True, nogil=True)
 def predict_labels(sentences, model):
     """The label id of every word's arc: the root label on root-attached words, else the
-    best allowed label."""
+    best label that the word's side of its head allows (among the model's allowed
+    labels), with at most one dependent of each exclusive class per head.
+
+    Words are labelled depth by depth (:func:`labelling_order`), so all the
+    dependents of a head are labelled before their pairs of one class are
+    resolved (:func:`_one_per_head`), and before their own dependents, which
+    read the resolved labels.
+    """
     offsets = sentences.offsets
-    weights, allowed = model.weights, model.allowed
-    n_labels = len(allowed)
+    weights = model.weights
+    n_labels = len(model.allowed)
     mask = len(weights) - 1
     labels = np.empty(offsets[-1], np.int64)
     keys = np.empty(N_TEMPLATES, np.int64)
-    scores = np.empty(n_labels)
     relatives = np.empty((0, N_RELATIVES), np.int64)
     order = np.empty(0, np.int64)
+    depth = np.empty(0, np.int64)
+    scores = np.empty((0, n_labels))
+    word_allowed = np.empty((0, n_labels), np.bool_)
     for s in range(len(offsets) - 1):
         lo, n = offsets[s], offsets[s + 1] - offsets[s]
         if len(relatives) < n:
             relatives = np.empty((n, N_RELATIVES), np.int64)
             order = np.empty(n, np.int64)
+            depth = np.empty(n, np.int64)
+            scores = np.empty((n, n_labels))
+            word_allowed = np.empty((n, n_labels), np.bool_)
         tree_relatives(sentences.heads, sentences.upos, lo, n, relatives)
-        labelling_order(sentences.heads, lo, n, order)
-        for i in range(n):
-            m = order[i]
-            if sentences.heads[lo + m] == 0:
-                labels[lo + m] = model.root_label
-                continue
-            arc_keys(sentences, lo, n, m, relatives, labels, keys)
-            _scores(keys, weights, n_labels, mask, scores)
-            labels[lo + m] = _best_allowed(scores, allowed)
+        labelling_order(sentences.heads, lo, n, order, depth)
+        start = 0
+        while start < n:  # one depth of the tree at a time
+            end = start
+            while end < n and depth[order[end]] == depth[order[start]]:
+                end += 1
+            for i in range(start, end):
+                m = order[i]
+                if sentences.heads[lo + m] == 0:
+                    labels[lo + m] = model.root_label
+                    scores[i - start, :] = 0.0
+                    word_allowed[i - start, :] = False
+                    continue
+                arc_keys(sentences, lo, n, m, relatives, labels, keys)
+                _scores(keys, weights, n_labels, mask, scores[i - start])
+                _word_allowed(model, m < sentences.heads[lo + m] - 1, word_allowed[i - start])
+                labels[lo + m] = _best_allowed(scores[i - start], word_allowed[i - start])
+            _one_per_head(order[start:end], sentences.heads, lo, labels, scores,
+                          word_allowed, model.exclusive)
+            start = end
     return labels
 
 

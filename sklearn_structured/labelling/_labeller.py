@@ -35,13 +35,17 @@ stored sparse: on EWT fewer than one cell in seven is ever updated, so the
 touched cells take less room than a dense table of a quarter of the size.
 """
 
+import functools
+import re
+
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ..fields import FEATS, LEMMA, LOWER, UPOS, XPOS
 from ..utils import EpochResult, EpochTrainer, encode_corpus, fit_vocabularies, map_ranges
 from ..utils._training import perceptron_state, prediction_weights
-from ._kernels import LabelModel, LabelSentences, feats_signatures, predict_labels, train_epoch
+from ._kernels import (FREE, OBJECT, SUBJECT, LabelModel, LabelSentences, feats_signatures,
+                       predict_labels, train_epoch)
 
 FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 # 2**22 cells shared by all feature-label pairs: on EWT dev, 2**20 (43% of the cells
@@ -49,6 +53,8 @@ FIELDS = (LOWER, UPOS, XPOS, LEMMA, FEATS)
 HASH_BITS = 22
 # the order seed of labellers made before it was drawn from random_state (saved models)
 _FIXED_ORDER_SEED = 12011
+# relations whose dependent follows its head in the words' (logical) order
+_HEAD_FIRST = frozenset(("conj", "fixed", "flat", "goeswith", "appos"))
 
 
 def _flat_heads(heads):
@@ -95,7 +101,22 @@ def _full_table(state, values, dtype=np.float64):
 def _model(state, weights, sums=None, seen=None):
     return LabelModel(weights, weights if sums is None else sums,
                       np.zeros(1) if seen is None else seen, state["allowed"],
-                      int(state["root_label"]))
+                      int(state["root_label"]), *_constraints(tuple(state["labels"])))
+
+
+@functools.lru_cache(maxsize=64)
+def _constraints(labels):
+    """:attr:`LabelModel.exclusive` and :attr:`LabelModel.head_first` of a labeller with
+    these labels: UD's rules as its official validator checks them at level 3 (a
+    predicate has at most one subject not subtyped ``:outer`` and one direct object;
+    ``conj``, ``fixed``, ``flat``, ``goeswith`` and ``appos`` go from left to right)."""
+    relations = [label.split(":")[0] for label in labels]
+    exclusive = np.array([
+        OBJECT if relation == "obj"
+        else SUBJECT if "subj" in relation and not re.fullmatch(r"[nc]subj:outer", label)
+        else FREE for label, relation in zip(labels, relations)], np.int64)
+    head_first = np.array([relation in _HEAD_FIRST for relation in relations], np.bool_)
+    return exclusive, head_first
 
 
 def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):

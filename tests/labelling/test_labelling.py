@@ -10,7 +10,7 @@ from sklearn_structured.datasets import load_sample_treebank
 from sklearn_structured.kernels.hashing import feature_hash
 from sklearn_structured.labelling import label_trees, new_labeller, train_labeller
 from sklearn_structured.labelling import _kernels as K
-from sklearn_structured.labelling._labeller import _sentences
+from sklearn_structured.labelling._labeller import _constraints, _sentences
 from sklearn_structured.utils._training import averaged_weights
 
 
@@ -218,8 +218,9 @@ def test_kernel_matches_a_dict_of_weights_perceptron(sample):
                         for label in range(n_labels)]
             np.testing.assert_allclose(scores[lo + m], expected, atol=1e-9)
     # and the same labels, predicted top-down with the labels predicted so far
+    unconstrained = np.full(n_labels, K.FREE), np.zeros(n_labels, np.bool_)
     predicted = K.predict_labels(chain_data, K.LabelModel(
-        kernel, kernel, np.zeros(1), state["allowed"], state["root_label"]))
+        kernel, kernel, np.zeros(1), state["allowed"], state["root_label"], *unconstrained))
     allowed = [i for i in range(n_labels) if state["allowed"][i]]
     for s, (words, tree) in enumerate(_oracle_sentences(chain_data)):
         labels = [None] * len(words)
@@ -262,6 +263,57 @@ def test_a_label_seen_mostly_elsewhere_stays_available(sample):
     allowed = dict(zip(state["labels"], state["allowed"]))
     assert allowed["nsubj"] and not allowed["root"]
     assert state["labels"][state["root_label"]] == "root"
+
+
+# ---------------------------------------------------------------- UD's own constraints
+
+
+def test_labels_keep_to_the_validators_rules_on_any_tree(sample):
+    X, heads, deprels, X_test, heads_test, _ = sample
+    state = new_labeller(X, heads, deprels)
+    train_labeller(state, X, heads, deprels, 2, random_state=0)
+    # gold trees, and flat trees where every word hangs from the first or the last word:
+    # many rivals, and every word on one side of its head
+    first = [np.r_[0, np.ones(len(h) - 1, np.int64)] for h in heads_test]
+    last = [np.r_[np.full(len(h) - 1, len(h)), 0] for h in heads_test]
+    for trees in (heads_test, first, last):
+        for h, labels in zip(trees, label_trees(state, X_test, trees)):
+            for head in set(h.tolist()):
+                relations = [labels[m] for m in np.flatnonzero(h == head)]
+                assert sum("subj" in r.split(":")[0] and not r.endswith(":outer")
+                           for r in relations) <= 1
+                assert sum(r.split(":")[0] == "obj" for r in relations) <= 1
+            for m, (head, label) in enumerate(zip(h, labels), 1):
+                assert not (m < head and label.split(":")[0] in ("conj", "flat", "fixed",
+                                                                 "goeswith", "appos"))
+
+
+def test_of_two_rivals_the_surer_keeps_its_label():
+    # labels: 0 nsubj, 1 obj, 2 obl, 3 nsubj:pass; three words under head 1 (1-based)
+    exclusive = np.array([K.SUBJECT, K.OBJECT, K.FREE, K.SUBJECT])
+    heads = np.array([0, 1, 1, 1])
+    block = np.array([1, 2, 3])
+    # obj is taken (by word 3), so each nsubj's alternative is obl
+    scores = np.array([[5.0, 4.0, 1.0, 0.0],   # nsubj, by 4 over obl
+                       [6.0, 5.0, 4.0, 0.0],   # nsubj, by 2 over obl (obj would be 5)
+                       [0.0, 3.0, 1.0, 2.0]])  # obj
+    allowed = np.ones((3, 4), np.bool_)
+    labels = np.array([2, 0, 0, 1])
+    K._one_per_head(block, heads, 0, labels, scores, allowed, exclusive)
+    assert labels.tolist() == [2, 0, 2, 1]
+    # with nothing left outside the class, a word keeps its label
+    labels = np.array([2, 0, 0, 1])
+    only = np.array([[True, False, False, True]] * 3)
+    K._one_per_head(block, heads, 0, labels, scores, only, exclusive)
+    assert labels.tolist() == [2, 0, 0, 1]
+
+
+def test_subjects_objects_and_head_first_relations_by_name():
+    labels = ("appos", "conj", "csubj", "nsubj", "nsubj:outer", "nsubj:pass", "obj", "obl")
+    exclusive, head_first = _constraints(labels)
+    assert exclusive.tolist() == [K.FREE, K.FREE, K.SUBJECT, K.SUBJECT, K.FREE, K.SUBJECT,
+                                  K.OBJECT, K.FREE]
+    assert head_first.tolist() == [True, True] + [False] * 6
 
 
 # ---------------------------------------------------------------- learning
