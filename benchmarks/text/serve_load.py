@@ -6,10 +6,12 @@ this process then send ``POST /process`` requests (UDPipe's API: raw text
 in, CoNLL-U out) for ``--seconds`` seconds, each taking the next paragraph
 of the text (paragraphs are separated by blank lines). Every answer is
 compared with ``parse`` of the same paragraph in this process, byte for
-byte. The table gives requests and gold-less sentences (those of the
+byte. The table gives requests and sentences (those of the
 answers) per wall second, the errors and the mismatches, and, once per
 run, the sentences per second of one in-process ``parse`` of the whole text
-(the model loaded once, the median of ``--repeats`` after a warm-up).
+(the model loaded once, the median of ``--repeats`` after a warm-up). The
+CPU seconds of the server (its own process and its worker processes) and of
+the clients during the load show where the machine's time went.
 
 The clients and the server share the machine: on two cores, the client
 threads, the server's own threads and its workers all compete for them.
@@ -64,6 +66,22 @@ def post(port, paragraph):
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
     with urllib.request.urlopen(request, timeout=120) as answer:
         return json.loads(answer.read())["result"]
+
+
+def process_cpu(pid):
+    """CPU seconds of process ``pid`` and of its children that are alive (Linux ``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                total += sum(process_cpu(int(child)) for child in children.read().split())
+    except (OSError, IndexError, ValueError):  # gone, or no /proc
+        pass
+    return total
 
 
 def load(port, texts, expected, n_clients, seconds):
@@ -130,19 +148,24 @@ def main(argv=None):
         process, port = start_server(args.model, workers)
         try:
             post(port, texts[0])  # the first answer loads the kernels in every worker
+            server_cpu, client_cpu = process_cpu(process.pid), time.process_time()
             counts, wall = load(port, texts, expected, args.clients, args.seconds)
+            server_cpu = process_cpu(process.pid) - server_cpu
+            client_cpu = time.process_time() - client_cpu
         finally:
             process.terminate()
             process.wait()
         rows.append([workers, args.clients, f"{wall:.1f}", counts["requests"],
                      f"{counts['requests'] / wall:.1f}", f"{counts['sentences'] / wall:.1f}",
-                     counts["errors"], counts["mismatches"], f"{in_process:.1f}",
+                     counts["errors"], counts["mismatches"], f"{server_cpu:.1f}",
+                     f"{client_cpu:.1f}", f"{in_process:.1f}",
                      f"{os.getloadavg()[0]:.1f}"])
         print(*rows[-1], flush=True)
     write_rows(
         "serve_load", "serve under load: concurrent clients, a paragraph a request",
         ["workers", "clients", "seconds", "requests", "requests / s", "sentences / s",
-         "errors", "answers unlike parse", "in-process parse, sentences / s",
+         "errors", "answers unlike parse", "server CPU s (with workers)", "clients CPU s",
+         "in-process parse, sentences / s",
          "load average at end"],
         rows, key_columns=2,
         note=f"Model `{args.model.name}`, text `{args.text.name}` "
