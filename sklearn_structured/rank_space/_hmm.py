@@ -15,8 +15,8 @@ from ._base import RankSpaceModelMixin, numba_threads, token_batches
 from ._parameterization import HMM_AXES, hmm_backward, hmm_dropout_masks, hmm_probabilities, init_hmm
 
 END = "<eos>"
-# tokens of a batch per share of the passes that the threads run (see _batch_gradients)
-_SHARE_TOKENS = 4096
+# the fewest tokens of a share of a batch's passes that the threads run (see _batch_gradients)
+_SHARE_TOKENS = 2048
 
 
 def time_major_batch(sentences):
@@ -72,10 +72,11 @@ class RankSpaceHMM(RankSpaceModelMixin):
     learning_rate : float
         Adam step size (betas 0.9, 0.999).
     n_jobs : int or None
-        Threads: a batch of at least twice 4,096 tokens runs its forward and
-        backward passes in shares of its sentences on them, and the other
-        matrix products run on as many BLAS threads. The shares depend on the
-        batch alone, not on ``n_jobs``.
+        Threads: a batch of at least twice 2,048 tokens runs its forward and
+        backward passes in shares of its sentences on them (a power of two of
+        shares, of at least 2,048 tokens each), and the other matrix products
+        run on as many BLAS threads. The shares depend on the batch alone, not
+        on ``n_jobs``.
     dropout : float
         Fraction of entries every training step drops, drawn afresh per step
         (the reference implementation's regulariser, 0.1 there): of the U and
@@ -170,8 +171,10 @@ class RankSpaceHMM(RankSpaceModelMixin):
         # A large batch is cut into shares of every n-th sequence (each still sorted by
         # length, and about as long), whose passes run on the threads, each on one BLAS
         # thread, so that the work on rows between the products is parallel too. The
-        # shares depend on the batch alone, so that the sums do not depend on n_jobs.
-        n_shares = int(min(len(lengths), max(1, lengths.sum() // _SHARE_TOKENS)))
+        # shares depend on the batch alone, so that the sums do not depend on n_jobs; a
+        # power of two of them keeps two or four threads equally busy.
+        most = min(len(lengths), max(1, int(lengths.sum()) // _SHARE_TOKENS))
+        n_shares = 1 << (most.bit_length() - 1)
         shares = [np.arange(k, len(lengths), n_shares) for k in range(n_shares)]
         n_threads = min(thread_count(self.n_jobs), n_shares)
 

@@ -127,7 +127,7 @@ def test_hmm_batch_in_shares_gives_the_gradients_of_one_pass_whatever_the_thread
     batch = time_major_batch([rng.integers(0, 9, size=n) for n in lengths])
     probs, _ = hmm_probabilities("neural", params)
     one_pass = RankSpaceHMM()._batch_gradients(probs, batch, -0.5)
-    monkeypatch.setattr(_hmm, "_SHARE_TOKENS", 10)  # 42 tokens: four shares
+    monkeypatch.setattr(_hmm, "_SHARE_TOKENS", 7)  # 42 tokens: six at most, so four shares
     in_shares = [RankSpaceHMM(n_jobs=n_jobs)._batch_gradients(probs, batch, -0.5)
                  for n_jobs in (1, 2, 3)]
     for log_p, grads in in_shares:
