@@ -45,7 +45,7 @@ from ._kernels import (
     passive_aggressive_update,
     sentence_arc_scores,
 )
-from ._pruning import PRUNER_TABLE_ROWS, kept_arcs, pruner_scores, train_pruner
+from ._pruning import kept_arcs, pruner_scores, train_pruner
 
 # third-order decoding: the candidate heads' margin below a word's best arc score,
 # in training and prediction, and restarts in a row without a better tree (in
@@ -669,10 +669,12 @@ class LowRankTensorParser(ParserAnnotator, LabellingParserMixin, SentenceEstimat
         words, whose arcs are few enough that the pruner would cost more than it saves."""
         start = data["sent_off"][s]
         n = data["sent_off"][s + 1] - start - 1
-        if self._pruner() is None or n <= self.prune_max_heads:
+        pruner = self._pruner()
+        if pruner is None or n <= self.prune_max_heads:
             return ALL_ARCS
+        # the table's own length: a model keeps the size it was trained with
         scores = pruner_scores(start, n, data["form"], data["xpos"], data["upos"],
-                               self.pos is not None, self._pruner(), PRUNER_TABLE_ROWS)
+                               self.pos is not None, pruner, len(pruner))
         return kept_arcs(scores, float(self.prune_margin), int(self.prune_max_heads), _NO_HEADS)
 
     def _sentence_scores(self, data, s):
