@@ -12,7 +12,8 @@ format:
 ``root_label``    int, the label of every word attached to the root
 ``vocabularies``  dict of :class:`~sklearn_structured.utils.Vocabulary`
 ``hash_bits``     int, the weight table has ``2 ** hash_bits`` cells
-``cells``         int array, the cells that training ever touched (sorted)
+``cells``         uint32 array, the cells that training ever touched (sorted; int64
+                  in labellers fitted before, which read the same)
 ``perceptron``    the training state of those cells, a
                   :func:`~sklearn_structured.utils.perceptron_state` of one
                   parameter, ``"table"`` (its count: the arcs trained on so
@@ -142,7 +143,7 @@ def new_labeller(sentences, heads, deprels, *, hash_bits=HASH_BITS):
         "root_label": root_label,
         "vocabularies": fit_vocabularies(sentences, FIELDS),
         "hash_bits": int(hash_bits),
-        "cells": np.zeros(0, np.int64),
+        "cells": np.zeros(0, np.uint32),
         "perceptron": perceptron_state({"table": np.zeros(0)}),
         "weights": None,
         "n_iter": 0,
@@ -194,7 +195,8 @@ class LabellerEpochs(EpochTrainer):
 
     def store(self):
         """Put the touched cells and their training state into the labeller's state."""
-        cells = np.flatnonzero((self.weights != 0) | (self.sums != 0))
+        # uint32 positions: half the room of int64 in memory and in model files
+        cells = np.flatnonzero((self.weights != 0) | (self.sums != 0)).astype(np.uint32)
         self.state.update(cells=cells, weights=None, perceptron={
             "weights": {"table": self.weights[cells]}, "sums": {"table": self.sums[cells]},
             "count": self.count.copy()})

@@ -66,6 +66,9 @@ def test_factory_builds_the_chain():
     assert default["parser"].tag_feats == ("Case", "Number", "Gender", "VerbForm")
     assert make_parsing_pipeline(targets=("upos", "xpos"))["parser"].tag_feats is None
     assert make_parsing_pipeline(parser_params={"tag_feats": None})["parser"].tag_feats is None
+    # and scores only the arcs its pruner keeps
+    assert default["parser"].prune_margin == 2.0
+    assert make_parsing_pipeline(parser_params={"prune_margin": None})["parser"].prune_margin is None
     # a tagger reads the UPOS and XPOS tagged before it, and only those
     assert [default[f"tag_{t}"].input_tags for t in ("upos", "xpos", "feats", "lemma")] == [
         (), ("upos",), ("upos", "xpos"), ("upos", "xpos")]
