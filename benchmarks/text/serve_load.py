@@ -22,6 +22,7 @@ threads, the server's own threads and its workers all compete for them.
 
 import argparse
 import io
+import itertools
 import json
 import os
 import re
@@ -89,7 +90,7 @@ def load(port, texts, expected, n_clients, seconds):
     sending ``texts`` in turn for ``seconds``, and the wall seconds taken."""
     lock = threading.Lock()
     counts = {"requests": 0, "sentences": 0, "errors": 0, "mismatches": 0}
-    turn = iter(range(10 ** 12))
+    turn = itertools.count()
     stop = time.perf_counter() + seconds
 
     def client():

@@ -383,8 +383,9 @@ def _word_allowed(model, before_head, out):
     for label in range(len(out)):
         out[label] = model.allowed[label] and not (before_head and model.head_first[label])
         any_left |= out[label]
-    if not any_left:
-        out[:] = model.allowed
+    if not any_left:  # element by element, as in labelling_order
+        for label in range(len(out)):
+            out[label] = model.allowed[label]
 
 
 @njit(cache=True, nogil=True)
@@ -483,10 +484,8 @@ def predict_labels(sentences, model):
                 end += 1
             for i in range(start, end):
                 m = order[i]
-                if sentences.heads[lo + m] == 0:
+                if sentences.heads[lo + m] == 0:  # its row is never read: root is no class
                     labels[lo + m] = model.root_label
-                    scores[i - start, :] = 0.0
-                    word_allowed[i - start, :] = False
                     continue
                 arc_keys(sentences, lo, n, m, relatives, labels, keys)
                 _scores(keys, weights, n_labels, mask, scores[i - start])
